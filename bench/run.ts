@@ -1,0 +1,182 @@
+/**
+ * `npm run bench`: starts the real server on a fresh database, measures every scenario of
+ * bench/scenarios.ts with autocannon, prints a Markdown table and a JSON block on stdout
+ * (progress goes to stderr) and writes the JSON to bench/results/latest.json.
+ *
+ * Environment: BENCH_DURATION (seconds per scenario, default 10), BENCH_CONNECTIONS
+ * (default 50), BENCH_DATABASE_URL (postgres://…; default is a temp SQLite file).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type autocannon from 'autocannon';
+import { measure } from './load.ts';
+import { SCENARIOS, type Scenario, type RequestSpec } from './scenarios.ts';
+import { startBenchServer, type BenchServer } from './server-process.ts';
+
+const WARMUP_SECONDS = 1;
+const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
+
+interface RouteResult {
+  route: string;
+  method: string;
+  path: string;
+  requestsPerSecondMean: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMeanMs: number;
+  latencyMaxMs: number;
+  /** Completed requests during the measurement (warm-up excluded). */
+  requests: number;
+  /** Connection errors, timeouts included. */
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+  /** Concurrent connections of this measurement. */
+  connections?: number;
+  /** Warning/error messages the server logged while this scenario ran (setup and warm-up included). */
+  serverLogLines: number;
+}
+
+interface BenchReport {
+  date: string;
+  node: string;
+  database: 'sqlite' | 'postgresql';
+  connections: number;
+  durationSeconds: number;
+  warmupSeconds: number;
+  routes: RouteResult[];
+  /** The first server log messages (warnings and errors), to see what went wrong under load. */
+  serverLog: string[];
+}
+
+function positiveNumberEnv(name: string, fallback: number, integer: boolean): number {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
+  }
+  return value;
+}
+
+const log = (message: string): void => {
+  process.stderr.write(`bench: ${message}\n`);
+};
+
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+
+function toRouteResult(scenario: Scenario, request: RequestSpec, r: autocannon.Result, serverLogLines: number): RouteResult {
+  const statusCodes: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(r.statusCodeStats ?? {})) statusCodes[code] = stat.count ?? 0;
+  return {
+    route: scenario.name,
+    method: request.method,
+    path: request.path,
+    requestsPerSecondMean: round(r.requests.mean, 1),
+    latencyP50Ms: round(r.latency.p50),
+    latencyP99Ms: round(r.latency.p99),
+    latencyMeanMs: round(r.latency.mean),
+    latencyMaxMs: round(r.latency.max),
+    requests: r.requests.total,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx: r.non2xx,
+    statusCodes,
+    serverLogLines,
+  };
+}
+
+async function runScenario(server: BenchServer, scenario: Scenario, defaultConnections: number, seconds: number): Promise<RouteResult> {
+  const logBefore = server.logLines.length;
+  const connections = scenario.connections ?? defaultConnections;
+  const prepared = (await scenario.setup?.(server.url)) ?? {};
+  try {
+    const request: RequestSpec = { ...scenario, ...prepared.request };
+    // The warm-up lets V8 optimise the hot paths and fills connection pools before measuring.
+    log(`${scenario.name} warm-up ${WARMUP_SECONDS} s`);
+    await measure(server.url, request, connections, WARMUP_SECONDS);
+    log(`${scenario.name} ${seconds} s × ${connections} connections`);
+    const raw = await measure(server.url, request, connections, seconds);
+    const result = { ...toRouteResult(scenario, request, raw, server.logLines.length - logBefore), connections };
+    log(
+      `${scenario.name} ${result.requestsPerSecondMean} req/s, p50 ${result.latencyP50Ms} ms, p99 ${result.latencyP99Ms} ms, ` +
+        `${result.errors} errors, ${result.non2xx} non-2xx`,
+    );
+    return result;
+  } finally {
+    await prepared.teardown?.();
+  }
+}
+
+function markdownTable(routes: RouteResult[]): string {
+  const header = ['route', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors', 'non-2xx'];
+  const rows = routes.map((r) => [r.route, r.requestsPerSecondMean, r.latencyP50Ms, r.latencyP99Ms, r.errors, r.non2xx].map(String));
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
+  // Text left-aligned, numbers right-aligned, padded so the table also reads well unrendered.
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const durationSeconds = positiveNumberEnv('BENCH_DURATION', 10, false);
+  const connections = positiveNumberEnv('BENCH_CONNECTIONS', 50, true);
+  const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+
+  const report: BenchReport = {
+    date: new Date().toISOString(),
+    node: process.version,
+    database: databaseUrl ? 'postgresql' : 'sqlite',
+    connections,
+    durationSeconds,
+    warmupSeconds: WARMUP_SECONDS,
+    routes: [],
+    serverLog: [],
+  };
+  // The game suite gets its own server with bcrypt at its floor, so creating its 200
+  // characters takes seconds; the game routes themselves never hash.
+  const suites: Array<{ name: string; env: Record<string, string>; scenarios: readonly Scenario[] }> = [
+    { name: 'platform and accounts', env: {}, scenarios: SCENARIOS.filter((s) => s.suite === undefined) },
+    { name: 'game', env: { MUD_BCRYPT_ROUNDS: '10' }, scenarios: SCENARIOS.filter((s) => s.suite === 'game') },
+  ];
+  // BENCH_SUITE=game (or "platform") runs one suite only, for quicker comparisons.
+  const only = process.env.BENCH_SUITE?.trim();
+  for (const suite of suites) {
+    if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
+    log(`starting server for the ${suite.name} suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
+    const server = await startBenchServer(databaseUrl, suite.env);
+    // Ctrl+C or a kill must not leave the server running or the temp dir behind.
+    const onSignal = (signal: NodeJS.Signals): void => {
+      log(`${signal} received, stopping server`);
+      void server.stop().finally(() => process.exit(130));
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    try {
+      log(`server ready at ${server.url}`);
+      for (const scenario of suite.scenarios) {
+        report.routes.push(await runScenario(server, scenario, connections, durationSeconds));
+      }
+    } finally {
+      log('stopping server');
+      await server.stop();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      report.serverLog.push(...server.logLines.slice(0, 20 - report.serverLog.length));
+      if (server.logLines.length > 0) log(`the server logged ${server.logLines.length} warning/error message(s); see serverLog in the JSON`);
+    }
+  }
+
+  await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(`${markdownTable(report.routes)}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
+  log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+}
+
+try {
+  await main();
+} catch (err) {
+  log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+  process.exitCode = 1;
+}

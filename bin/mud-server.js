@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// Thin launcher: Node >= 22.18 runs the TypeScript sources directly.
+import '../src/cli.ts';

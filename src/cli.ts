@@ -1,0 +1,187 @@
+/**
+ * `mud-server` command line: `serve` (default for `npm start`) and `migrate`.
+ * Start-up failures print one line naming the problem and exit 1.
+ */
+import { loadConfig, ConfigError, type LoadedConfig } from './config/config.ts';
+import winston from 'winston';
+import { createLogger, type Logger } from './logging/logger.ts';
+import { WorldLoadError } from './services/worlds/world-loader.ts';
+import { openMigratedDatabase, startServer } from './server.ts';
+import { systemClock } from './db/clock.ts';
+import type { Db } from './db/database.ts';
+import { buildServices, type Services } from './services/container.ts';
+import { WorldCatalog } from './services/worlds/world-catalog.ts';
+import { createSuperuser, SuperuserError } from './services/accounts/superuser.ts';
+import { VERSION } from './version.ts';
+import { prompt } from './cli-prompt.ts';
+import { readArtifact } from './services/policy/world-policies.ts';
+import { HttpError } from './http/errors.ts';
+
+const HELP = `Usage: mud-server <command>
+
+Commands:
+  serve                                Apply migrations, load worlds and serve the HTTP API
+                                       (MUD_HOST:MUD_PORT)
+  migrate                              Apply pending database migrations and exit
+  create-superuser                     Create a superuser: prompts on a terminal, otherwise
+                                       reads MUD_ADMIN_USER and MUD_ADMIN_PASSWORD
+  grant-world <username> <world_id>    Let an account enter an invite-only world
+  import-policy-artifact <file> [--world <id>] [--no-activate]
+                                       Import a policy publish artifact (and activate it)
+  ledger-export <world_id>             Print a world's event ledger as JSONL, oldest first
+
+Options:
+  -h, --help Show this help
+
+Configuration: config/server.ini (or MUD_CONFIG), overridden by MUD_* environment
+variables; see config/server.example.ini.`;
+
+/** A problem with how the command was called, or with what it was asked to act on. */
+class CliError extends Error {}
+
+/**
+ * The server logs JSON lines to stdout; the one-shot commands log to stderr, so that what
+ * they print (e.g. ledger-export's JSONL) stays clean on stdout.
+ */
+function setup(logTo: 'stdout' | 'stderr' = 'stderr'): { loaded: LoadedConfig; logger: Logger } {
+  const loaded = loadConfig();
+  const logger = createLogger(loaded.config.logging.level, logTo === 'stderr' ? [new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'] })] : undefined);
+  for (const warning of loaded.warnings) logger.warn(warning);
+  return { loaded, logger };
+}
+
+async function serve(): Promise<void> {
+  const { loaded, logger } = setup('stdout');
+  const server = await startServer({ config: loaded.config, logger });
+  // Exit once stopped, whether a signal or POST /admin/server/stop started it.
+  server.stopped.then(() => process.exit(0));
+  const onSignal = (signal: string): void => {
+    logger.info('Signal received', { signal });
+    server.stop().catch((err: unknown) => {
+      logger.error('Shutdown failed', { error: String(err) });
+      process.exit(1);
+    });
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}
+
+async function migrate(): Promise<void> {
+  const { loaded, logger } = setup();
+  const db = await openMigratedDatabase(loaded.config, logger);
+  await db.destroy();
+  console.log('Database is up to date.');
+}
+
+/** Runs a command against the migrated database and the loaded worlds, then releases both. */
+async function withServices(work: (services: Services, db: Db) => Promise<void>): Promise<void> {
+  const { loaded, logger } = setup();
+  const worlds = await WorldCatalog.load(loaded.config.worlds.worldsRoot);
+  const db = await openMigratedDatabase(loaded.config, logger);
+  const services = buildServices(db, loaded.config, systemClock, worlds, VERSION, logger);
+  try {
+    await worlds.syncTo(services.worldRepository, systemClock);
+    await work(services, db);
+  } finally {
+    await services.close();
+    await db.destroy();
+  }
+}
+
+async function createSuperuserCommand(): Promise<void> {
+  await withServices(async (services) => {
+    let username = process.env.MUD_ADMIN_USER?.trim() ?? '';
+    let password = process.env.MUD_ADMIN_PASSWORD ?? '';
+    if (!username || !password) {
+      if (!process.stdin.isTTY) {
+        throw new CliError('No terminal to prompt on: set MUD_ADMIN_USER and MUD_ADMIN_PASSWORD.');
+      }
+      username = (await prompt('Username (2-20 characters): ')).trim();
+      password = await prompt('Password (STANDARD policy, 12+ characters): ', { hidden: true });
+      if ((await prompt('Repeat password: ', { hidden: true })) !== password) throw new CliError('Passwords do not match');
+    }
+    const created = await createSuperuser(services.users, services.hasher, systemClock, username, password, 'superuser');
+    console.log(`Superuser '${created}' created.`);
+  });
+}
+
+async function grantWorld(args: string[]): Promise<void> {
+  const [username, worldId] = args;
+  if (!username || !worldId || args.length !== 2) throw new CliError('Usage: mud-server grant-world <username> <world_id>');
+  await withServices(async (services) => {
+    const user = await services.users.findByUsername(username);
+    if (!user) throw new CliError(`User '${username}' not found`);
+    if (!services.worlds.get(worldId)) throw new CliError(`World '${worldId}' not found`);
+    await services.userAdmin.grant(user.id, worldId, true);
+    console.log(`Granted ${username} access to world '${worldId}'.`);
+  });
+}
+
+async function importPolicyArtifact(args: string[]): Promise<void> {
+  const usage = 'Usage: mud-server import-policy-artifact <file> [--world <id>] [--no-activate]';
+  let file: string | undefined;
+  let world: string | undefined;
+  let activate = true;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--no-activate') activate = false;
+    else if (arg === '--world' && args[i + 1]) world = args[++i];
+    else if (!arg.startsWith('--') && file === undefined) file = arg;
+    else throw new CliError(usage);
+  }
+  if (!file) throw new CliError(usage);
+  const artifact = await readArtifact(file);
+  await withServices(async (services) => {
+    const result = await services.importer.importArtifact(artifact, activate, 'policy-importer', world);
+    for (const entry of result.entries) console.log(`${entry.action.padEnd(8)} ${entry.detail}`);
+    console.log(
+      `world ${result.world_id}${result.client_profile ? `:${result.client_profile}` : ''}: ${result.item_count} items, ` +
+        `${result.imported_count} imported, ${result.updated_count} updated, ${result.skipped_count} skipped, ` +
+        `${result.error_count} errors, ${result.activated_count} activated, ${result.activation_skipped_count} already active`,
+    );
+    if (result.error_count > 0) process.exitCode = 1;
+  });
+}
+
+async function ledgerExport(args: string[]): Promise<void> {
+  const [worldId] = args;
+  if (!worldId || args.length !== 1) throw new CliError('Usage: mud-server ledger-export <world_id>');
+  await withServices(async (services) => {
+    if (!services.worlds.get(worldId)) throw new CliError(`World '${worldId}' not found`);
+    const lines = await services.ledger.exportLines(worldId);
+    if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`);
+  });
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  'ledger-export': ledgerExport,
+  'import-policy-artifact': importPolicyArtifact,
+  serve,
+  migrate,
+  'create-superuser': createSuperuserCommand,
+  'grant-world': grantWorld,
+};
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help' || rest.includes('--help') || rest.includes('-h')) {
+    console.log(HELP);
+    return;
+  }
+  const run = COMMANDS[command];
+  if (!run) {
+    console.error(`Unknown command '${command}'. Run 'mud-server --help' for the list.`);
+    process.exitCode = 2;
+    return;
+  }
+  try {
+    await run(rest);
+  } catch (err) {
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, HttpError].some((type) => err instanceof type);
+    // Expected failures get one line; anything else is a bug and keeps its stack.
+    console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  }
+}
+
+await main(process.argv.slice(2));

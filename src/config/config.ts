@@ -1,0 +1,285 @@
+/**
+ * Server configuration: built-in defaults < optional INI file < MUD_* environment variables.
+ *
+ * Every key is declared once in SETTINGS (type, default, env name, documentation); the
+ * loader parses and validates all of them into one typed object. A bad value of a known
+ * key stops start-up with a ConfigError naming the key and the accepted values; unknown
+ * keys and unknown MUD_* variables only produce warnings.
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import ini from 'ini';
+
+export class ConfigError extends Error {}
+
+type Kind =
+  | { type: 'string' }
+  | { type: 'int'; min: number; max: number }
+  | { type: 'number'; min: number; max: number }
+  | { type: 'bool' }
+  | { type: 'enum'; values: readonly string[] }
+  | { type: 'list' };
+
+interface Setting {
+  section: string;
+  key: string;
+  env: string;
+  kind: Kind;
+  default: string;
+  doc: string;
+}
+
+const s = (section: string, key: string, kind: Kind, def: string, doc: string, env?: string): Setting => ({
+  section,
+  key,
+  kind,
+  default: def,
+  doc,
+  env: env ?? `MUD_${section.toUpperCase()}_${key.toUpperCase()}`,
+});
+
+/** The single list of configuration keys; config/server.example.ini documents the same list. */
+export const SETTINGS: readonly Setting[] = [
+  s('server', 'host', { type: 'string' }, '127.0.0.1', 'Address to listen on.', 'MUD_HOST'),
+  s('server', 'port', { type: 'int', min: 0, max: 65535 }, '8000', 'TCP port (0 picks a free one).', 'MUD_PORT'),
+  s('server', 'max_body_bytes', { type: 'int', min: 1024, max: 64 * 1024 * 1024 }, '1048576', 'Largest accepted request body; larger bodies get 413.'),
+  s('server', 'shutdown_timeout_seconds', { type: 'int', min: 1, max: 600 }, '10', 'How long a graceful shutdown waits for in-flight requests.'),
+  s('server', 'validate_responses', { type: 'bool' }, 'false', 'Validate every response against openapi.yaml (on in tests; costs CPU).'),
+  s('database', 'path', { type: 'string' }, 'data/mud.db', 'SQLite file, relative to the working directory.', 'MUD_DB_PATH'),
+  s('database', 'url', { type: 'string' }, '', 'postgres://… connection string; when set, PostgreSQL is used instead of SQLite.', 'DATABASE_URL'),
+  s('logging', 'level', { type: 'enum', values: ['error', 'warn', 'info', 'debug', 'silent'] }, 'info', 'Log level of the JSON log lines on stdout.', 'MUD_LOG_LEVEL'),
+  s('security', 'cors_origins', { type: 'list' }, 'http://localhost:8000, http://127.0.0.1:8000', 'Comma-separated origins allowed by CORS.', 'MUD_CORS_ORIGINS'),
+  s('worlds', 'worlds_root', { type: 'string' }, 'worlds', 'Folder holding one world package per sub-folder.', 'MUD_WORLDS_ROOT'),
+  s('worlds', 'default_world_id', { type: 'string' }, 'emberwick', 'World used when a request names none.', 'MUD_DEFAULT_WORLD_ID'),
+  s('worlds', 'allow_multi_world_characters', { type: 'bool' }, 'false', 'POST /login-direct may create a character in a second world.', 'MUD_ALLOW_MULTI_WORLD_CHARACTERS'),
+  s('session', 'ttl_minutes', { type: 'int', min: 1, max: 525600 }, '480', 'Session lifetime in minutes.', 'MUD_SESSION_TTL_MINUTES'),
+  s('session', 'sliding_expiration', { type: 'bool' }, 'true', 'Each validated request extends the session by ttl_minutes.', 'MUD_SESSION_SLIDING_EXPIRATION'),
+  s('session', 'allow_multiple_sessions', { type: 'bool' }, 'true', 'When false, a login closes the account\'s other sessions.', 'MUD_SESSION_ALLOW_MULTIPLE'),
+  s('session', 'sweep_interval_seconds', { type: 'int', min: 10, max: 86400 }, '300', 'How often expired sessions are removed in bulk.'),
+  s('security', 'bcrypt_rounds', { type: 'int', min: 10, max: 15 }, '12', 'bcrypt cost for new password hashes (each +1 doubles the time).', 'MUD_BCRYPT_ROUNDS'),
+  s('accounts', 'purge_interval_minutes', { type: 'int', min: 1, max: 10080 }, '60', 'How often expired temporary accounts are purged (also once at start).'),
+  s('rate_limit', 'enabled', { type: 'bool' }, 'true', 'Master switch of all rate limits (off for load tests).', 'MUD_RATE_LIMIT_ENABLED'),
+  s('rate_limit', 'window_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'Length of the window every limit below counts in.'),
+  s('rate_limit', 'login_per_address', { type: 'int', min: 1, max: 100000 }, '30', 'Login attempts per client address per window.'),
+  s('rate_limit', 'login_per_username', { type: 'int', min: 1, max: 100000 }, '10', 'Failed logins per username per window.'),
+  s('rate_limit', 'register_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Registrations per client address per window.'),
+  s('rate_limit', 'register_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Registration attempts per username per window.'),
+  s('rate_limit', 'change_password_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Password changes per client address per window.'),
+  s('rate_limit', 'change_password_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Failed password changes per account per window.'),
+  s('policy', 'exports_root', { type: 'string' }, 'data/policy-exports', 'Folder that publish writes policy artifacts into.', 'MUD_POLICY_EXPORTS_ROOT'),
+  s('character_creation', 'player_self_create_enabled', { type: 'bool' }, 'true', 'Players may create their own characters (POST /characters/create).', 'MUD_PLAYER_SELF_CREATE_ENABLED'),
+  s('character_creation', 'default_access_mode', { type: 'enum', values: ['open', 'invite'] }, 'invite', 'Access mode of worlds whose package and [world_policy.<id>] set none.', 'MUD_CHAR_CREATE_DEFAULT_MODE'),
+  s('character_creation', 'default_naming_mode', { type: 'enum', values: ['generated', 'manual'] }, 'generated', 'Naming mode of worlds that set none.', 'MUD_CHAR_CREATE_DEFAULT_NAMING'),
+  s('character_creation', 'default_world_slot_limit', { type: 'int', min: 0, max: 1000 }, '10', 'Character slots per account in worlds that set none.', 'MUD_CHAR_CREATE_DEFAULT_SLOT_LIMIT'),
+  s('integrations', 'namegen_mode', { type: 'enum', values: ['builtin', 'http'] }, 'builtin', 'Character names from the built-in generator or an HTTP name service.', 'MUD_NAMEGEN_MODE'),
+  s('integrations', 'namegen_base_url', { type: 'string' }, '', 'Base URL of the name service (namegen_mode = http).', 'MUD_NAMEGEN_BASE_URL'),
+  s('integrations', 'namegen_timeout_seconds', { type: 'number', min: 0.1, max: 60 }, '3', 'Timeout of one name-service request.', 'MUD_NAMEGEN_TIMEOUT_SECONDS'),
+  s('integrations', 'entity_state_mode', { type: 'enum', values: ['builtin', 'http'] }, 'builtin', 'Character axis profiles from the built-in generator or an HTTP entity-state service.', 'MUD_ENTITY_STATE_MODE'),
+  s('integrations', 'entity_state_base_url', { type: 'string' }, '', 'Base URL of the entity-state service (entity_state_mode = http).', 'MUD_ENTITY_STATE_BASE_URL'),
+  s('integrations', 'entity_state_timeout_seconds', { type: 'number', min: 0.1, max: 60 }, '3', 'Timeout of one entity-state request.', 'MUD_ENTITY_STATE_TIMEOUT_SECONDS'),
+  s('integrations', 'entity_state_include_prompts', { type: 'bool' }, 'false', 'Ask the entity-state service to include prompts.', 'MUD_ENTITY_STATE_INCLUDE_PROMPTS'),
+  s('translation', 'enabled', { type: 'bool' }, 'true', 'Master switch of OOC→IC translation; a world also needs translation_layer.enabled.', 'MUD_TRANSLATION_ENABLED'),
+  s('translation', 'ollama_url', { type: 'string' }, '', "Ollama base URL for every world's translation (empty: each world's translation_layer.ollama_base_url).", 'MUD_TRANSLATION_OLLAMA_URL'),
+  s('llm', 'allowed_server_urls', { type: 'list' }, 'http://localhost:11434, http://127.0.0.1:11434', 'Ollama servers /admin/llm/command may talk to (the first is the default).', 'MUD_LLM_ALLOWED_SERVER_URLS'),
+  s('llm', 'request_timeout_seconds', { type: 'number', min: 0.1, max: 600 }, '120', 'Timeout of list/ps/show/run requests to Ollama.', 'MUD_LLM_REQUEST_TIMEOUT_SECONDS'),
+  s('llm', 'pull_timeout_seconds', { type: 'number', min: 1, max: 3600 }, '300', 'Timeout of a model pull.', 'MUD_LLM_PULL_TIMEOUT_SECONDS'),
+  s('llm', 'history_limit', { type: 'int', min: 2, max: 1000 }, '40', 'Messages of /admin/llm/command run history kept per session.', 'MUD_LLM_HISTORY_LIMIT'),
+  s('metrics', 'mode', { type: 'enum', values: ['off', 'open', 'admin'] }, 'off', 'GET /metrics: off, open to anyone, or for admin sessions only.', 'MUD_METRICS_MODE'),
+];
+
+/** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
+const WORLD_POLICY_KEYS: Record<string, Setting> = {
+  access_mode: s('world_policy', 'access_mode', { type: 'enum', values: ['open', 'invite'] }, '', 'open or invite'),
+  naming_mode: s('world_policy', 'naming_mode', { type: 'enum', values: ['generated', 'manual'] }, '', 'generated or manual'),
+  slot_limit_per_account: s('world_policy', 'slot_limit_per_account', { type: 'int', min: 0, max: 1000 }, '', 'slots'),
+};
+
+/** Environment variables that are read outside SETTINGS and must not be reported as unknown. */
+const OTHER_ENV = new Set(['MUD_CONFIG', 'MUD_ADMIN_USER', 'MUD_ADMIN_PASSWORD', 'MUD_TEST_DATABASE_URL']);
+
+export interface Config {
+  server: {
+    host: string;
+    port: number;
+    maxBodyBytes: number;
+    shutdownTimeoutSeconds: number;
+    validateResponses: boolean;
+  };
+  database: { path: string; url: string };
+  logging: { level: 'error' | 'warn' | 'info' | 'debug' | 'silent' };
+  worlds: { worldsRoot: string; defaultWorldId: string; allowMultiWorldCharacters: boolean };
+  session: { ttlMinutes: number; slidingExpiration: boolean; allowMultipleSessions: boolean; sweepIntervalSeconds: number };
+  security: { corsOrigins: string[]; bcryptRounds: number };
+  accounts: { purgeIntervalMinutes: number };
+  rateLimit: {
+    enabled: boolean;
+    windowSeconds: number;
+    loginPerAddress: number;
+    loginPerUsername: number;
+    registerPerAddress: number;
+    registerPerUsername: number;
+    changePasswordPerAddress: number;
+    changePasswordPerUsername: number;
+  };
+  policy: { exportsRoot: string };
+  integrations: {
+    namegenMode: 'builtin' | 'http';
+    namegenBaseUrl: string;
+    namegenTimeoutSeconds: number;
+    entityStateMode: 'builtin' | 'http';
+    entityStateBaseUrl: string;
+    entityStateTimeoutSeconds: number;
+    entityStateIncludePrompts: boolean;
+  };
+  translation: { enabled: boolean; ollamaUrl: string };
+  metrics: { mode: 'off' | 'open' | 'admin' };
+  llm: { allowedServerUrls: string[]; requestTimeoutSeconds: number; pullTimeoutSeconds: number; historyLimit: number };
+  characterCreation: { playerSelfCreateEnabled: boolean; defaultAccessMode: 'open' | 'invite'; defaultNamingMode: 'generated' | 'manual'; defaultWorldSlotLimit: number };
+  /** `[world_policy.<world_id>]` sections, keyed by world id. */
+  worldPolicies: Record<string, WorldPolicyOverride>;
+}
+
+export interface WorldPolicyOverride {
+  accessMode?: 'open' | 'invite';
+  namingMode?: 'generated' | 'manual';
+  slotLimitPerAccount?: number;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** Problems worth a warning once a logger exists (unknown keys, unknown variables). */
+  warnings: string[];
+  /** The INI file that was read, if any. */
+  source: string | null;
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Path of the INI file; defaults to MUD_CONFIG or config/server.ini when it exists. */
+  iniPath?: string | null;
+}
+
+const TRUE = ['true', 'yes', '1', 'on'];
+const FALSE = ['false', 'no', '0', 'off'];
+
+function parseValue(setting: Setting, raw: string, origin: string): unknown {
+  const name = `[${setting.section}] ${setting.key} (${origin})`;
+  const value = raw.trim();
+  const kind = setting.kind;
+  switch (kind.type) {
+    case 'string':
+      return value;
+    case 'list':
+      return value.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+    case 'int': {
+      const n = Number(value);
+      if (!/^-?\d+$/.test(value) || n < kind.min || n > kind.max) {
+        throw new ConfigError(`Invalid value '${raw}' for ${name}: expected an integer from ${kind.min} to ${kind.max}`);
+      }
+      return n;
+    }
+    case 'number': {
+      const n = Number(value);
+      if (value === '' || !Number.isFinite(n) || n < kind.min || n > kind.max) {
+        throw new ConfigError(`Invalid value '${raw}' for ${name}: expected a number from ${kind.min} to ${kind.max}`);
+      }
+      return n;
+    }
+    case 'bool': {
+      const lower = value.toLowerCase();
+      if (TRUE.includes(lower)) return true;
+      if (FALSE.includes(lower)) return false;
+      throw new ConfigError(`Invalid value '${raw}' for ${name}: expected one of ${[...TRUE, ...FALSE].join(', ')}`);
+    }
+    case 'enum': {
+      const lower = value.toLowerCase();
+      if (!kind.values.includes(lower)) {
+        throw new ConfigError(`Invalid value '${raw}' for ${name}: expected one of ${kind.values.join(', ')}`);
+      }
+      return lower;
+    }
+  }
+}
+
+function camel(key: string): string {
+  return key.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+}
+
+function readIni(file: string): Record<string, Record<string, unknown>> {
+  try {
+    return ini.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, unknown>>;
+  } catch (err) {
+    throw new ConfigError(`Cannot read config file ${file}: ${(err as Error).message}`);
+  }
+}
+
+function readWorldPolicy(worldId: string, keys: unknown, file: string, warnings: string[]): WorldPolicyOverride {
+  const policy: Record<string, unknown> = {};
+  if (typeof keys !== 'object' || keys === null) return policy;
+  for (const [key, raw] of Object.entries(keys)) {
+    const setting = WORLD_POLICY_KEYS[key];
+    if (!setting) {
+      warnings.push(`Ignoring unknown config key [world_policy.${worldId}] ${key} in ${file}`);
+      continue;
+    }
+    policy[camel(key)] = parseValue({ ...setting, section: `world_policy.${worldId}` }, String(raw), `file ${file}`);
+  }
+  return policy as WorldPolicyOverride;
+}
+
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const warnings: string[] = [];
+  let iniPath = options.iniPath;
+  if (iniPath === undefined) {
+    const explicit = env.MUD_CONFIG?.trim();
+    if (explicit) {
+      if (!existsSync(explicit)) throw new ConfigError(`Config file named by MUD_CONFIG does not exist: ${explicit}`);
+      iniPath = explicit;
+    } else {
+      const fallback = path.join('config', 'server.ini');
+      iniPath = existsSync(fallback) ? fallback : null;
+    }
+  }
+  const file = iniPath ? readIni(iniPath) : {};
+
+  const known = new Map(SETTINGS.map((st) => [`${st.section}.${st.key}`, st]));
+  const worldPolicies: Record<string, WorldPolicyOverride> = {};
+  for (const [section, entries] of Object.entries(file)) {
+    if (typeof entries !== 'object' || entries === null) {
+      warnings.push(`Ignoring key '${section}' outside any section in ${iniPath}`);
+      continue;
+    }
+    if (section === 'world_policy') {
+      // The ini parser nests `[world_policy.<id>]` as world_policy → id → keys.
+      for (const [worldId, keys] of Object.entries(entries)) {
+        worldPolicies[worldId] = readWorldPolicy(worldId, keys, String(iniPath), warnings);
+      }
+      continue;
+    }
+    for (const key of Object.keys(entries)) {
+      if (!known.has(`${section}.${key}`)) warnings.push(`Ignoring unknown config key [${section}] ${key} in ${iniPath}`);
+    }
+  }
+  const knownEnv = new Set([...SETTINGS.map((st) => st.env), ...OTHER_ENV]);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('MUD_') && !knownEnv.has(name)) warnings.push(`Ignoring unknown environment variable ${name}`);
+  }
+
+  const tree: Record<string, Record<string, unknown>> = {};
+  for (const st of SETTINGS) {
+    const fromEnv = env[st.env];
+    const fromIni = file[st.section]?.[st.key];
+    let value: unknown;
+    if (fromEnv !== undefined && fromEnv.trim() !== '') {
+      value = parseValue(st, fromEnv, `environment ${st.env}`);
+    } else if (fromIni !== undefined) {
+      value = parseValue(st, String(fromIni), `file ${iniPath}`);
+    } else {
+      value = parseValue(st, st.default, 'default');
+    }
+    (tree[camel(st.section)] ??= {})[camel(st.key)] = value;
+  }
+  const config = { ...tree, worldPolicies } as unknown as Config;
+  return { config, warnings, source: iniPath };
+}

@@ -1,0 +1,34 @@
+/**
+ * Migrations are listed in code, in order, instead of being discovered on disk: the same list
+ * serves the server, the CLI and the tests, and no file-extension rules can drift.
+ * Applied migrations are immutable: add a new one, never edit an old one.
+ */
+import type { Knex } from 'knex';
+import * as worlds from './20261121000001_worlds.ts';
+import * as accounts from './20261121000002_accounts.ts';
+import * as locationsAndChat from './20261121000003_locations_and_chat.ts';
+import * as policyStore from './20261121000004_policy_store.ts';
+import * as characterState from './20261121000005_character_state.ts';
+import * as items from './20261121000006_items.ts';
+import * as ledger from './20261121000007_ledger.ts';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
+  ['20261121000001_worlds', worlds],
+  ['20261121000002_accounts', accounts],
+  ['20261121000003_locations_and_chat', locationsAndChat],
+  ['20261121000004_policy_store', policyStore],
+  ['20261121000005_character_state', characterState],
+  ['20261121000006_items', items],
+  ['20261121000007_ledger', ledger],
+];
+
+export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};

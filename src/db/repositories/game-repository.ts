@@ -1,0 +1,141 @@
+/**
+ * SQL of the game: where characters are, items in rooms and inventories, chat, and who is
+ * active. Everything lives in the database so several server instances share one world.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../database.ts';
+import { toDbTime } from '../clock.ts';
+import { isUniqueViolation } from '../errors.ts';
+
+export interface ItemInstance {
+  id: number;
+  itemId: string;
+}
+
+export interface NewChatMessage {
+  worldId: string;
+  roomId: string;
+  characterId: number;
+  senderName: string;
+  channel: 'say' | 'yell' | 'whisper';
+  recipientCharacterId: number | null;
+  message: string;
+  createdAt: string;
+}
+
+export interface ChatRow {
+  id: number;
+  sender: string;
+  text: string;
+  channel: 'say' | 'yell' | 'whisper';
+  recipient: string | null;
+  createdAt: string;
+}
+
+export class GameRepository {
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /** Places a world's items in their rooms the first time the world is seen; later calls do nothing. */
+  async seedWorldItems(worldId: string, placements: ReadonlyArray<{ roomId: string; itemId: string }>, now: Date): Promise<boolean> {
+    try {
+      await this.db.transaction(async (trx) => {
+        await trx('world_seeds').insert({ world_id: worldId, seeded_at: toDbTime(now) });
+        if (placements.length > 0) {
+          await trx('item_instances').insert(placements.map((p) => ({ world_id: worldId, item_id: p.itemId, room_id: p.roomId, character_id: null })));
+        }
+      });
+      return true;
+    } catch (err) {
+      // Another instance seeded it first.
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  async setRoom(characterId: number, roomId: string, now: Date): Promise<void> {
+    await this.db('characters').where({ id: characterId }).update({ room_id: roomId, updated_at: toDbTime(now) });
+  }
+
+  async roomItems(worldId: string, roomId: string): Promise<ItemInstance[]> {
+    const rows = await this.db('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select('id', 'item_id');
+    return rows.map((r) => ({ id: Number(r.id), itemId: String(r.item_id) }));
+  }
+
+  async inventory(characterId: number): Promise<ItemInstance[]> {
+    const rows = await this.db('item_instances').where({ character_id: characterId }).orderBy('id').select('id', 'item_id');
+    return rows.map((r) => ({ id: Number(r.id), itemId: String(r.item_id) }));
+  }
+
+  /** Moves an item from the room to the character; false when someone else got it first. */
+  async take(instanceId: number, roomId: string, characterId: number): Promise<boolean> {
+    const moved = await this.db('item_instances').where({ id: instanceId, room_id: roomId }).whereNull('character_id').update({ room_id: null, character_id: characterId });
+    return moved === 1;
+  }
+
+  /** Puts a held item into a room; false when the character no longer holds it. */
+  async drop(instanceId: number, characterId: number, roomId: string): Promise<boolean> {
+    const moved = await this.db('item_instances').where({ id: instanceId, character_id: characterId }).update({ room_id: roomId, character_id: null });
+    return moved === 1;
+  }
+
+  private activeSessions(q: Knex.QueryBuilder, worldId: string, now: Date): Knex.QueryBuilder {
+    return q
+      .join('sessions as s', 's.character_id', 'c.id')
+      .where('s.world_id', worldId)
+      .andWhere((w) => w.whereNull('s.expires_at').orWhere('s.expires_at', '>', toDbTime(now)));
+  }
+
+  /** Names of the world's active characters (bound to an unexpired session), sorted. */
+  async activeCharacters(worldId: string, now: Date): Promise<Array<{ id: number; name: string; roomId: string | null }>> {
+    const rows = await this.activeSessions(this.db('characters as c'), worldId, now).distinct('c.id', 'c.name', 'c.room_id').orderBy('c.name');
+    return rows.map((r) => ({ id: Number(r.id), name: String(r.name), roomId: (r.room_id as string | null) ?? null }));
+  }
+
+  async activeInRoom(worldId: string, roomId: string, now: Date): Promise<Array<{ id: number; name: string }>> {
+    const rows = await this.activeSessions(this.db('characters as c'), worldId, now).where('c.room_id', roomId).distinct('c.id', 'c.name').orderBy('c.name');
+    return rows.map((r) => ({ id: Number(r.id), name: String(r.name) }));
+  }
+
+  async findInWorldByName(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined> {
+    const row = await this.db('characters').where({ world_id: worldId, name }).first('id', 'name', 'room_id');
+    return row && { id: Number(row.id), name: String(row.name), roomId: (row.room_id as string | null) ?? null };
+  }
+
+  async insertMessages(messages: readonly NewChatMessage[]): Promise<void> {
+    await this.db('chat_messages').insert(
+      messages.map((m) => ({
+        world_id: m.worldId,
+        room_id: m.roomId,
+        character_id: m.characterId,
+        sender_name: m.senderName,
+        channel: m.channel,
+        recipient_character_id: m.recipientCharacterId,
+        message: m.message,
+        created_at: m.createdAt,
+      })),
+    );
+  }
+
+  /** The room's latest messages the character may read (public, or whispers to or from it), oldest first. */
+  async recentMessages(worldId: string, roomId: string, characterId: number, limit: number): Promise<ChatRow[]> {
+    const rows = await this.db('chat_messages as m')
+      .leftJoin('characters as sender', 'sender.id', 'm.character_id')
+      .leftJoin('characters as recipient', 'recipient.id', 'm.recipient_character_id')
+      .where({ 'm.world_id': worldId, 'm.room_id': roomId })
+      .andWhere((w) => w.whereNull('m.recipient_character_id').orWhere('m.recipient_character_id', characterId).orWhere('m.character_id', characterId))
+      .orderBy('m.id', 'desc')
+      .limit(limit)
+      .select('m.id', 'm.sender_name', { sender_now: 'sender.name' }, 'm.message', 'm.channel', { recipient: 'recipient.name' }, 'm.created_at');
+    return rows.reverse().map((r) => ({
+      id: Number(r.id),
+      sender: String(r.sender_now ?? r.sender_name),
+      text: String(r.message),
+      channel: r.channel,
+      recipient: (r.recipient as string | null) ?? null,
+      createdAt: String(r.created_at),
+    }));
+  }
+}

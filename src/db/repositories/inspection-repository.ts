@@ -1,0 +1,92 @@
+/**
+ * Read-only SQL behind the admin database listings. Only the server's own tables can be
+ * read, and secret columns are redacted here, so no caller can forget to.
+ */
+import type { Db } from '../database.ts';
+import { isPostgres } from '../database.ts';
+import { toDbTime } from '../clock.ts';
+
+const INTERNAL_TABLES = new Set(['knex_migrations', 'knex_migrations_lock']);
+const SECRET_COLUMNS = new Set(['password_hash']);
+export const REDACTED = '[redacted]';
+
+export interface ColumnInfo {
+  name: string;
+  type: string;
+  nullable: boolean;
+}
+
+const unexpired = (now: Date) => (q: import('knex').Knex.QueryBuilder) =>
+  q.whereNull('s.expires_at').orWhere('s.expires_at', '>', toDbTime(now));
+
+export class InspectionRepository {
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /** The server's tables (migrations' bookkeeping excluded), sorted by name. */
+  async tableNames(): Promise<string[]> {
+    const rows: Array<{ name: string }> = isPostgres(this.db)
+      ? await this.db('information_schema.tables')
+          .whereRaw('table_schema = current_schema()')
+          .andWhere('table_type', 'BASE TABLE')
+          .select({ name: 'table_name' })
+      : await this.db('sqlite_master').where('type', 'table').andWhere('name', 'not like', 'sqlite_%').select('name');
+    return rows.map((r) => r.name).filter((n) => !INTERNAL_TABLES.has(n)).sort();
+  }
+
+  async columns(table: string): Promise<ColumnInfo[]> {
+    const info = await this.db(table).columnInfo();
+    return Object.entries(info).map(([name, c]) => ({ name, type: c.type, nullable: c.nullable }));
+  }
+
+  async rowCount(table: string): Promise<number> {
+    const row = await this.db(table).count({ n: '*' }).first();
+    return Number(row?.n ?? 0);
+  }
+
+  /** Rows as arrays in column order; `table` must come from tableNames(). */
+  async rows(table: string, columns: string[], limit: number, offset: number): Promise<unknown[][]> {
+    const rows: Array<Record<string, unknown>> = await this.db(table).select(columns).orderBy(columns[0] ?? '').limit(limit).offset(offset);
+    return rows.map((row) => columns.map((c) => (SECRET_COLUMNS.has(c) ? REDACTED : row[c])));
+  }
+
+  async players(): Promise<Array<Record<string, unknown>>> {
+    const counts = this.db('characters').whereRaw('characters.user_id = u.id').count('*');
+    return this.db('users as u')
+      .select('u.id', 'u.username', 'u.role', 'u.account_origin', 'u.is_guest', 'u.guest_expires_at', 'u.created_at', 'u.last_login', 'u.is_active')
+      .select({ character_count: counts })
+      .orderBy([{ column: 'u.created_at', order: 'desc' }, { column: 'u.id', order: 'desc' }]);
+  }
+
+  /** Unexpired sessions joined with their account and character. */
+  async sessions(now: Date, options: { worldId?: string; activeSince?: Date; orderBy: 'created_at' | 'last_activity' }): Promise<Array<Record<string, unknown>>> {
+    const q = this.db('sessions as s')
+      .join('users as u', 'u.id', 's.user_id')
+      .leftJoin('characters as c', 'c.id', 's.character_id')
+      .where(unexpired(now))
+      .select('s.id', 'u.username', { character_name: 'c.name' }, 's.world_id', 's.session_id', 's.client_type', 's.created_at', 's.last_activity', 's.expires_at', 's.user_id', 's.character_id')
+      .orderBy([{ column: `s.${options.orderBy}`, order: 'desc' }, { column: 's.id', order: 'desc' }]);
+    if (options.worldId !== undefined) q.andWhere('s.world_id', options.worldId);
+    if (options.activeSince !== undefined) q.andWhere('s.last_activity', '>=', toDbTime(options.activeSince));
+    return q;
+  }
+
+  async locations(worldId?: string): Promise<Array<Record<string, unknown>>> {
+    const q = this.db('characters as c')
+      .select({ character_id: 'c.id', character_name: 'c.name' }, 'c.world_id', 'c.room_id', 'c.updated_at')
+      .orderBy('c.id');
+    if (worldId !== undefined) q.where('c.world_id', worldId);
+    return q;
+  }
+
+  async chatMessages(limit: number, worldId?: string): Promise<Array<Record<string, unknown>>> {
+    const q = this.db('chat_messages as m')
+      .select('m.id', { username: 'm.sender_name' }, 'm.message', 'm.channel', 'm.world_id', 'm.room_id', 'm.created_at')
+      .orderBy('m.id', 'desc')
+      .limit(limit);
+    if (worldId !== undefined) q.where('m.world_id', worldId);
+    return q;
+  }
+}

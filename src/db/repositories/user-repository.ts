@@ -1,0 +1,121 @@
+import type { Knex } from 'knex';
+import type { Db } from '../database.ts';
+import { insertedId } from '../inserted-id.ts';
+import type { Role } from '../../services/accounts/roles.ts';
+
+export interface UserRecord {
+  id: number;
+  username: string;
+  passwordHash: string;
+  role: Role;
+  isActive: boolean;
+  isGuest: boolean;
+  guestExpiresAt: string | null;
+  accountOrigin: string;
+  createdAt: string;
+  lastLogin: string | null;
+}
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  role: Role;
+  isGuest: boolean;
+  guestExpiresAt: string | null;
+  accountOrigin: string;
+  createdAt: string;
+}
+
+interface UserRow {
+  id: number;
+  username: string;
+  password_hash: string;
+  role: Role;
+  is_active: boolean | number;
+  is_guest: boolean | number;
+  guest_expires_at: string | null;
+  account_origin: string;
+  created_at: string;
+  last_login: string | null;
+}
+
+function toRecord(row: UserRow): UserRecord {
+  return {
+    id: row.id,
+    username: row.username,
+    passwordHash: row.password_hash,
+    role: row.role,
+    isActive: Boolean(row.is_active),
+    isGuest: Boolean(row.is_guest),
+    guestExpiresAt: row.guest_expires_at,
+    accountOrigin: row.account_origin,
+    createdAt: row.created_at,
+    lastLogin: row.last_login,
+  };
+}
+
+/** SQL for the `users` table. Methods take an optional transaction. */
+export class UserRepository {
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async findByUsername(username: string, trx: Knex = this.db): Promise<UserRecord | undefined> {
+    const row = await trx<UserRow>('users').where({ username }).first();
+    return row && toRecord(row);
+  }
+
+  async findById(id: number, trx: Knex = this.db): Promise<UserRecord | undefined> {
+    const row = await trx<UserRow>('users').where({ id }).first();
+    return row && toRecord(row);
+  }
+
+  /** Inserts and returns the new id; a taken username surfaces as a unique violation. */
+  async create(user: NewUser, trx: Knex = this.db): Promise<number> {
+    const [row] = await trx('users')
+      .insert({
+        username: user.username,
+        password_hash: user.passwordHash,
+        role: user.role,
+        is_active: true,
+        is_guest: user.isGuest,
+        guest_expires_at: user.guestExpiresAt,
+        account_origin: user.accountOrigin,
+        created_at: user.createdAt,
+      })
+      .returning('id');
+    return insertedId(row);
+  }
+
+  async update(
+    id: number,
+    changes: Partial<{ passwordHash: string; role: Role; isActive: boolean; lastLogin: string }>,
+    trx: Knex = this.db,
+  ): Promise<void> {
+    const row: Record<string, unknown> = {};
+    if (changes.passwordHash !== undefined) row.password_hash = changes.passwordHash;
+    if (changes.role !== undefined) row.role = changes.role;
+    if (changes.isActive !== undefined) row.is_active = changes.isActive;
+    if (changes.lastLogin !== undefined) row.last_login = changes.lastLogin;
+    await trx('users').where({ id }).update(row);
+  }
+
+  /** Removes the account; sessions and grants go with it, characters are detached. */
+  async delete(id: number, trx: Knex = this.db): Promise<void> {
+    await trx('users').where({ id }).delete();
+  }
+
+  async countByRole(role: Role): Promise<number> {
+    const row = await this.db('users').where({ role }).count({ n: '*' }).first();
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Deletes temporary accounts whose expiry has passed, in one statement, so instances
+   * running it at the same time simply find nothing left to delete.
+   */
+  async purgeExpiredTemporary(now: string): Promise<number> {
+    return this.db('users').where({ is_guest: true }).whereNotNull('guest_expires_at').andWhere('guest_expires_at', '<=', now).delete();
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Assembles the Express application from already-built services. Order matters:
+ * request context → CORS → docs (outside the contract) → JSON body → contract validation
+ * → routers → 404 → error mapper.
+ */
+import express, { type Express } from 'express';
+import cors from 'cors';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { Contract } from './openapi.ts';
+import { contractValidator } from './openapi.ts';
+import { requestContextMiddleware } from './middleware/request-context.ts';
+import { errorHandler, notFound } from './errors.ts';
+import { docsRouter } from './routes/docs.ts';
+import { publicRouter } from './routes/public.ts';
+import { accountsRouter } from './routes/accounts.ts';
+import { adminRouter } from './routes/admin.ts';
+import { createRateLimits } from './middleware/rate-limit.ts';
+import type { Services } from '../services/container.ts';
+import { policyRouter } from './routes/policy.ts';
+import { charactersRouter } from './routes/characters.ts';
+import { gameRouter } from './routes/game.ts';
+import { labRouter } from './routes/lab.ts';
+import { pipelineRouter } from './routes/pipeline.ts';
+import { ledgerRouter } from './routes/ledger.ts';
+import { keepFloats } from '../services/policy/canonical-json.ts';
+import { createMetrics, metricsRouter } from './metrics.ts';
+
+export interface AppOptions {
+  config: Config;
+  logger: Logger;
+  contract: Contract;
+  version: string;
+  services: Services;
+  /** Starts the graceful shutdown (POST /admin/server/stop). */
+  requestStop: () => void;
+}
+
+export function createApp({ config, logger, contract, version, services, requestStop }: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // First, so every request is counted and timed (GET /metrics; off → no registry at all).
+  const metrics = config.metrics.mode === 'off' ? null : createMetrics(() => services.entityStateCounters());
+  if (metrics) app.use(metrics.middleware);
+  app.use(requestContextMiddleware(logger));
+  app.use(
+    cors({
+      origin: config.security.corsOrigins,
+      credentials: true,
+      exposedHeaders: ['X-Request-Id', 'Retry-After'],
+      maxAge: 600,
+    }),
+  );
+  app.use(docsRouter(contract));
+  // Policy documents keep `1.0` apart from `1`, so their hashes match the reference server's.
+  const json = express.json({ limit: config.server.maxBodyBytes });
+  const jsonKeepingFloats = express.json({ limit: config.server.maxBodyBytes, reviver: keepFloats as (key: string, value: unknown) => unknown });
+  app.use((req, res, next) => (req.path.startsWith('/api/polic') ? jsonKeepingFloats : json)(req, res, next));
+  app.use(contractValidator(contract, config.server.validateResponses));
+
+  app.use(publicRouter(services.health, version));
+  app.use(metricsRouter({ mode: config.metrics.mode, metrics, sessions: services.sessions }));
+  const limits = createRateLimits(config.rateLimit);
+  app.use(accountsRouter(services.accounts, services.sessions, limits));
+  app.use(labRouter(services.sessions, services.lab, services.llm));
+  app.use(pipelineRouter(services.sessions, services.conditionAxis));
+  app.use(gameRouter(services.sessions, services.characterRepository, services.game));
+  app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, limits }));
+  app.use(ledgerRouter(services.sessions, services.ledger));
+  app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));
+  app.use(
+    policyRouter({
+      sessions: services.sessions,
+      policies: services.policies,
+      publisher: services.publisher,
+      importer: services.importer,
+      defaultWorldId: config.worlds.defaultWorldId,
+    }),
+  );
+
+  app.use(notFound);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,141 @@
+/**
+ * One error type for deliberate failures and one terminal handler that renders every error
+ * as JSON `{detail}` (decisions.md §2). Nothing internal ever reaches a response body.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '../logging/logger.ts';
+
+/** A deliberate failure: status, readable detail, optional extra body fields and headers. */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly extra: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(detail);
+    this.status = status;
+    this.extra = extra;
+    this.headers = headers;
+  }
+}
+
+export const INVALID_SESSION = 'Invalid or expired session';
+
+interface ValidatorIssue {
+  path: string;
+  message: string;
+  errorCode?: string;
+}
+
+/** Shape of express-openapi-validator's HttpError subclasses. */
+interface ValidatorError {
+  status: number;
+  message: string;
+  errors?: ValidatorIssue[];
+  headers?: Record<string, string>;
+}
+
+interface BodyParserError {
+  type: string;
+  status: number;
+  limit?: number;
+}
+
+function isValidatorError(err: unknown): err is ValidatorError {
+  return typeof err === 'object' && err !== null && 'status' in err && Array.isArray((err as ValidatorError).errors);
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return typeof err === 'object' && err !== null && typeof (err as BodyParserError).type === 'string' && 'status' in err;
+}
+
+/**
+ * A missing `session_id` is an authentication failure, not a malformed request: the
+ * contract marks it required (so SDKs send it), and its absence answers 401 like a bad one.
+ */
+function missingSessionId(issues: ValidatorIssue[]): boolean {
+  return issues.some((i) => i.errorCode === 'required.openapi.validation' && /\/session_id$/.test(i.path));
+}
+
+function fromValidator(err: ValidatorError): HttpError {
+  const issues = err.errors ?? [];
+  if (err.status === 400 && missingSessionId(issues)) return new HttpError(401, INVALID_SESSION);
+  switch (err.status) {
+    case 400:
+      return new HttpError(400, `Invalid request: ${err.message}`, {
+        errors: issues.map((i) => ({ path: i.path, message: i.message })),
+      });
+    case 404:
+      return new HttpError(404, 'Not Found');
+    case 405:
+      return new HttpError(405, 'Method Not Allowed', {}, err.headers ?? {});
+    case 415:
+      return new HttpError(415, `Unsupported media type: send the body as application/json`);
+    default:
+      return new HttpError(err.status >= 500 ? 500 : err.status, err.status >= 500 ? 'Internal server error' : err.message);
+  }
+}
+
+function fromBodyParser(err: BodyParserError): HttpError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new HttpError(400, 'Malformed JSON in request body');
+    case 'entity.too.large':
+      return new HttpError(413, `Request body is larger than the limit of ${err.limit ?? 'the server'} bytes`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError(415, 'Unsupported body encoding: send UTF-8 JSON');
+    default:
+      return null;
+  }
+}
+
+/** nginx's "client closed request": nobody reads it, but the access log shows what happened. */
+const CLIENT_CLOSED_REQUEST = 499;
+
+/** Maps anything thrown to an HttpError; unknown errors become a logged 500. */
+export function toHttpError(err: unknown, logger: Logger): HttpError {
+  if (err instanceof HttpError) {
+    if (err.status >= 500) logger.error('Server error', { detail: err.message, cause: err.cause instanceof Error ? err.cause.stack : err.cause });
+    return err;
+  }
+  // Work cancelled because the client disconnected (see request-context.ts): not a failure.
+  if (err instanceof Error && err.name === 'AbortError') return new HttpError(CLIENT_CLOSED_REQUEST, 'Client closed request');
+  if (isBodyParserError(err)) {
+    const mapped = fromBodyParser(err);
+    if (mapped) return mapped;
+  }
+  if (isValidatorError(err)) {
+    const mapped = fromValidator(err);
+    // A response that breaks the contract is our bug: log it like any other 500.
+    if (mapped.status >= 500) logger.error('Response failed contract validation', { error: err.message, issues: err.errors });
+    return mapped;
+  }
+  logger.error('Unhandled error', { error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  return new HttpError(500, 'Internal server error');
+}
+
+/** The condition-axis endpoint reports contract violations in its own structured form. */
+export const CONDITION_AXIS_PATH = '/api/pipeline/condition-axis/generate';
+
+function axisValidationError(err: HttpError): HttpError {
+  const malformed = err.status === 400 && Array.isArray(err.extra.errors) && (err.extra.errors as ValidatorIssue[]).some((i) => i.path.startsWith('/body'));
+  return malformed
+    ? new HttpError(422, 'Invalid request payload for condition-axis generation.', { code: 'CONDITION_AXIS_VALIDATION_ERROR', stage: 'axis_input' })
+    : err;
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    let httpError = toHttpError(err, logger);
+    if (req.path === CONDITION_AXIS_PATH) httpError = axisValidationError(httpError);
+    res.set(httpError.headers);
+    res.status(httpError.status).json({ ...httpError.extra, detail: httpError.message });
+  };
+}
+
+/** For paths outside the contract (the validator answers 404/405 for paths inside it). */
+export const notFound: RequestHandler = (_req, _res, next) => {
+  next(new HttpError(404, 'Not Found'));
+};

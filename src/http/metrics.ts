@@ -1,0 +1,118 @@
+/**
+ * Prometheus metrics (GET /metrics, prom-client): HTTP request counts and latencies per
+ * route template, the condition-axis upstream counters read at scrape time, and the
+ * process metrics. Each app owns its registry (tests start many apps in one process), and
+ * `[metrics] mode` decides who may read it: nobody (404), anyone, or admin sessions.
+ */
+import { Router, type Request, type RequestHandler } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EntityStateCounters } from '../integrations/entity-state.ts';
+import type { SessionService } from '../services/accounts/session-service.ts';
+import { rank } from '../services/accounts/roles.ts';
+import { HttpError } from './errors.ts';
+
+export type MetricsMode = 'off' | 'open' | 'admin';
+
+export const METRICS_FORBIDDEN = 'Metrics require admin or superuser role.';
+
+/** Keys of the upstream counters, in exposition order. */
+const UPSTREAM_COUNTERS: readonly (keyof EntityStateCounters)[] = [
+  'requests_total',
+  'retries_total',
+  'timeouts_total',
+  'request_exceptions_total',
+  'unsupported_total',
+  'http_failures_total',
+  'json_failures_total',
+  'shape_failures_total',
+  'success_total',
+];
+
+const LABELS = ['method', 'route', 'status'] as const;
+
+export interface Metrics {
+  registry: Registry;
+  /** Counts and times every request; install before anything that can answer. */
+  middleware: RequestHandler;
+}
+
+/**
+ * The route template that answered (`/status/:session_id`), never the raw path: raw paths
+ * carry session ids and would give every session its own series. Requests the contract
+ * validator rejected before routing still carry the contract's template; anything else
+ * is `unmatched`.
+ */
+export function routeLabel(req: Request): string {
+  const routePath: unknown = req.route?.path;
+  if (typeof routePath === 'string') return `${req.baseUrl}${routePath}`;
+  const expressRoute = (req as Request & { openapi?: { expressRoute?: unknown } }).openapi?.expressRoute;
+  if (typeof expressRoute === 'string') return expressRoute;
+  return 'unmatched';
+}
+
+export function createMetrics(upstreamCounters: () => EntityStateCounters | null): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'mud_http_requests_total',
+    help: 'HTTP requests by method, route template and status.',
+    labelNames: LABELS,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'mud_http_request_duration_seconds',
+    help: 'HTTP request duration in seconds by method, route template and status.',
+    labelNames: LABELS,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  for (const key of UPSTREAM_COUNTERS) {
+    new Counter({
+      name: `mud_condition_axis_upstream_${key}`,
+      help: `Entity-state upstream (condition-axis generation) ${key.replace(/_total$/, '').replace(/_/g, ' ')}; 0 while the integration is builtin.`,
+      registers: [registry],
+      // Read from the client at scrape time; the client owns the running totals.
+      collect() {
+        this.reset();
+        const value = upstreamCounters()?.[key] ?? 0;
+        if (value > 0) this.inc(value);
+      },
+    });
+  }
+
+  const middleware: RequestHandler = (req, res, next) => {
+    const stopTimer = duration.startTimer();
+    res.once('close', () => {
+      const labels = { method: req.method, route: routeLabel(req), status: String(res.statusCode) };
+      requests.inc(labels);
+      stopTimer(labels);
+    });
+    next();
+  };
+
+  return { registry, middleware };
+}
+
+export interface MetricsRouterDeps {
+  mode: MetricsMode;
+  /** Absent when the mode is off. */
+  metrics: Metrics | null;
+  sessions: SessionService;
+}
+
+export function metricsRouter({ mode, metrics, sessions }: MetricsRouterDeps): Router {
+  const router = Router();
+  router.get('/metrics', async (req, res) => {
+    if (mode === 'off' || metrics === null) throw new HttpError(404, 'Not Found');
+    if (mode === 'admin') {
+      const id = req.query.session_id;
+      const session = await sessions.validate(typeof id === 'string' ? id : undefined);
+      if (rank(session.role) < rank('admin')) throw new HttpError(403, METRICS_FORBIDDEN);
+    }
+    const text = await metrics.registry.metrics();
+    res.status(200).type(metrics.registry.contentType).send(text);
+  });
+  return router;
+}

@@ -1,0 +1,73 @@
+import { Router } from 'express';
+import type { InspectionService } from '../../services/admin/inspection-service.ts';
+import type { UserAdminService } from '../../services/admin/user-admin-service.ts';
+import type { SessionService } from '../../services/accounts/session-service.ts';
+import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
+import { queryInt } from '../query.ts';
+
+export interface AdminRouterDeps {
+  sessions: SessionService;
+  inspection: InspectionService;
+  userAdmin: UserAdminService;
+  /** Starts the graceful shutdown; called once the response has been sent. */
+  requestStop: () => void;
+}
+
+export function adminRouter({ sessions, inspection, userAdmin, requestStop }: AdminRouterDeps): Router {
+  const router = Router();
+  const viewLogs = [authenticate(sessions, 'query'), requirePermission('view_logs')];
+  const withBodySession = authenticate(sessions, 'body');
+
+  router.get('/admin/database/players', ...viewLogs, async (_req, res) => {
+    res.json({ players: await inspection.players() });
+  });
+  router.get('/admin/database/connections', ...viewLogs, async (_req, res) => {
+    res.json({ connections: await inspection.connections(sessionOf(res)) });
+  });
+  router.get('/admin/database/player-locations', ...viewLogs, async (_req, res) => {
+    res.json({ locations: await inspection.locations(sessionOf(res)) });
+  });
+  router.get('/admin/database/tables', ...viewLogs, async (_req, res) => {
+    res.json({ tables: await inspection.tables() });
+  });
+  router.get('/admin/database/table/:table_name', ...viewLogs, async (req, res) => {
+    const tableName = String(req.params.table_name);
+    res.json(await inspection.table(tableName, queryInt(req.query.limit, 100), queryInt(req.query.offset, 0)));
+  });
+  router.get('/admin/database/sessions', ...viewLogs, async (_req, res) => {
+    res.json({ sessions: await inspection.sessions(sessionOf(res)) });
+  });
+  router.get('/admin/database/chat-messages', ...viewLogs, async (req, res) => {
+    res.json({ messages: await inspection.chatMessages(sessionOf(res), queryInt(req.query.limit, 100)) });
+  });
+
+  router.post('/admin/session/kick', withBodySession, requirePermission('kick_users'), async (req, res) => {
+    res.json(await userAdmin.kick(String(req.body.target_session_id)));
+  });
+  router.post('/admin/user/create', withBodySession, requirePermission('create_users'), async (req, res) => {
+    const b = req.body as { username: string; role: string; password: string; password_confirm: string };
+    res.json(await userAdmin.createUser(sessionOf(res), { username: b.username, role: b.role, password: b.password, passwordConfirm: b.password_confirm }));
+  });
+  // The permission depends on the action, so the service checks it.
+  router.post('/admin/user/manage', withBodySession, async (req, res) => {
+    const b = req.body as { action: string; target_username: string; new_role?: string; new_password?: string };
+    res.json(
+      await userAdmin.manageUser(sessionOf(res), {
+        action: b.action,
+        targetUsername: b.target_username,
+        newRole: b.new_role,
+        newPassword: b.new_password,
+      }),
+    );
+  });
+  router.post('/admin/user/world-access', withBodySession, async (req, res) => {
+    const b = req.body as { target_username: string; world_id: string; can_access: boolean };
+    res.json(await userAdmin.setWorldAccess(sessionOf(res), { targetUsername: b.target_username, worldId: b.world_id, canAccess: b.can_access }));
+  });
+  router.post('/admin/server/stop', withBodySession, requirePermission('stop_server'), (_req, res) => {
+    res.on('finish', requestStop);
+    res.json({ success: true, message: `Server shutdown initiated by ${sessionOf(res).username}.` });
+  });
+
+  return router;
+}

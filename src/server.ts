@@ -1,0 +1,153 @@
+/**
+ * Server lifecycle: load worlds, open and migrate the database, sync the catalog, listen;
+ * and the graceful stop (stop accepting, finish in-flight requests, close the database).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config/config.ts';
+import type { Logger } from './logging/logger.ts';
+import { systemClock, type Clock } from './db/clock.ts';
+import { openDatabase, migrateLatest, type Db } from './db/database.ts';
+import { WorldCatalog } from './services/worlds/world-catalog.ts';
+import { WorldLoadError } from './services/worlds/world-loader.ts';
+import { buildServices, type Services } from './services/container.ts';
+import { bootstrapSuperuser } from './services/accounts/superuser.ts';
+import { startMaintenance, type Maintenance } from './services/maintenance.ts';
+import { importWorldPolicies } from './services/policy/world-policies.ts';
+import { createApp } from './http/app.ts';
+import { loadContract } from './http/openapi.ts';
+import { VERSION } from './version.ts';
+
+export interface ServerOptions {
+  config: Config;
+  logger: Logger;
+  clock?: Clock;
+  /** PostgreSQL schema to use (the tests isolate each run in its own schema). */
+  dbSchema?: string;
+  /** Where MUD_ADMIN_USER/MUD_ADMIN_PASSWORD are read from. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  db: Db;
+  services: Services;
+  /** Graceful stop; safe to call more than once. */
+  stop(): Promise<void>;
+  /** Resolves once the server has stopped, whoever started the stop (signal or admin route). */
+  stopped: Promise<void>;
+}
+
+/** Opens the configured database and applies pending migrations. */
+export async function openMigratedDatabase(config: Config, logger: Logger, dbSchema?: string): Promise<Db> {
+  const db = openDatabase({ sqlitePath: config.database.path, url: config.database.url, schema: dbSchema }, logger);
+  try {
+    const applied = await migrateLatest(db);
+    if (applied.length > 0) logger.info('Applied database migrations', { migrations: applied });
+    return db;
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** Waits until no query is running or queued, so closing the pool cancels nothing. */
+async function drainPool(db: Db, deadline: number): Promise<void> {
+  const pool = db.client.pool as { numUsed(): number; numPendingAcquires(): number } | undefined;
+  while (pool && (pool.numUsed() > 0 || pool.numPendingAcquires() > 0) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export async function startServer({ config, logger, clock = systemClock, dbSchema, env = process.env }: ServerOptions): Promise<RunningServer> {
+  // Worlds first: a broken package stops start-up before the database is touched.
+  const worlds = await WorldCatalog.load(config.worlds.worldsRoot);
+  if (!worlds.get(config.worlds.defaultWorldId)) {
+    const loaded = worlds.list().map((w) => w.id).join(', ');
+    throw new WorldLoadError(`[worlds] default_world_id '${config.worlds.defaultWorldId}' is not a loaded world (loaded: ${loaded})`);
+  }
+  const contract = loadContract();
+  const db = await openMigratedDatabase(config, logger, dbSchema);
+  const services = buildServices(db, config, clock, worlds, VERSION, logger);
+  let maintenance: Maintenance | undefined;
+  let httpServer: Server;
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    resolveStopped = resolve;
+  });
+  let stopping: Promise<void> | undefined;
+  try {
+    await worlds.syncTo(services.worldRepository, clock);
+    await importWorldPolicies(worlds, services.policyRepository, services.importer, logger);
+    await services.game.seedItems();
+    const admin = await bootstrapSuperuser(services.users, services.hasher, clock, env);
+    if (admin) logger.info('Created the bootstrap superuser', { username: admin });
+    maintenance = await startMaintenance(services.maintenanceTasks, logger);
+    const app = createApp({
+      config,
+      logger,
+      contract,
+      version: VERSION,
+      services,
+      requestStop: () => void stop(),
+    });
+    httpServer = createServer(app);
+    await listen(httpServer, config.server.port, config.server.host);
+  } catch (err) {
+    maintenance?.stop();
+    await services.close();
+    await db.destroy();
+    throw err;
+  }
+
+  const { port } = httpServer.address() as AddressInfo;
+  const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
+  logger.info('Server listening', { url, worlds: worlds.list().map((w) => w.id), database: config.database.url ? 'postgresql' : 'sqlite' });
+
+  // closeIdleConnections() only catches connections idle when stop() begins; a keep-alive
+  // connection whose request is still in flight would otherwise stay open for the keep-alive
+  // timeout after its response. Close it once the response has been sent.
+  httpServer.on('request', (req, res) => {
+    res.once('finish', () => {
+      if (stopping) req.socket.end();
+    });
+  });
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info('Shutting down: refusing new connections, finishing in-flight requests');
+      const deadline = Date.now() + config.server.shutdownTimeoutSeconds * 1000;
+      maintenance?.stop();
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          logger.warn('Shutdown timeout reached; closing remaining connections');
+          httpServer.closeAllConnections();
+        }, deadline - Date.now());
+        force.unref();
+        httpServer.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        httpServer.closeIdleConnections();
+      });
+      // Handlers whose client hung up may still be waiting on the database.
+      await drainPool(db, deadline);
+      await services.close();
+      await db.destroy();
+      logger.info('Shutdown complete');
+      resolveStopped();
+    })();
+    return stopping;
+  };
+  return { url, port, db, services, stop, stopped };
+}

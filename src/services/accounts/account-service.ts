@@ -1,0 +1,148 @@
+/**
+ * Self-service accounts: registration of temporary accounts, login, logout and password
+ * change, with the checks of the interface specification in its order and wording.
+ */
+import type { Config } from '../../config/config.ts';
+import type { Db } from '../../db/database.ts';
+import { toDbTime, type Clock } from '../../db/clock.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { NewUser, UserRecord, UserRepository } from '../../db/repositories/user-repository.ts';
+import type { Knex } from 'knex';
+import type { SessionRepository } from '../../db/repositories/session-repository.ts';
+import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { WorldAccessService } from '../worlds/world-access.ts';
+import type { PasswordHasher } from './password-hasher.ts';
+import { checkStandardPassword } from './password-policy.ts';
+import type { AuthenticatedSession, SessionService } from './session-service.ts';
+
+type LoginResponse = components['schemas']['LoginResponse'];
+type SuccessMessage = components['schemas']['SuccessMessage'];
+
+export const TEMPORARY_ACCOUNT_HOURS = 24;
+const BAD_CREDENTIALS = 'Invalid username or password';
+
+/** Trimmed username, or 400 when its length is outside 2..20. */
+export function normalizeUsername(raw: string): string {
+  const username = raw.trim();
+  if (username.length < 2 || username.length > 20) throw new HttpError(400, 'Username must be 2-20 characters');
+  return username;
+}
+
+/** A self-registered account: a player that expires TEMPORARY_ACCOUNT_HOURS after creation. */
+export function temporaryAccount(username: string, passwordHash: string, now: Date): NewUser {
+  return {
+    username,
+    passwordHash,
+    role: 'player',
+    isGuest: true,
+    guestExpiresAt: toDbTime(new Date(now.getTime() + TEMPORARY_ACCOUNT_HOURS * 3_600_000)),
+    accountOrigin: 'visitor',
+    createdAt: toDbTime(now),
+  };
+}
+
+/** 400 with every failing STANDARD rule, joined by single spaces. */
+export function assertStandardPassword(password: string): void {
+  const check = checkStandardPassword(password);
+  if (!check.ok) throw new HttpError(400, check.errors.join(' '));
+}
+
+export interface AccountDeps {
+  db: Db;
+  users: UserRepository;
+  sessions: SessionRepository;
+  characters: CharacterRepository;
+  sessionService: SessionService;
+  worldAccess: WorldAccessService;
+  hasher: PasswordHasher;
+  clock: Clock;
+  config: Config;
+}
+
+export class AccountService {
+  private readonly d: AccountDeps;
+  /** Hash compared against when the username is unknown, so timing does not reveal it. */
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(deps: AccountDeps) {
+    this.d = deps;
+  }
+
+  async register(rawUsername: string, password: string, passwordConfirm: string): Promise<SuccessMessage> {
+    const username = normalizeUsername(rawUsername);
+    if (await this.d.users.findByUsername(username)) throw new HttpError(400, 'Username already taken');
+    if (password !== passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    assertStandardPassword(password);
+    const now = this.d.clock();
+    const passwordHash = await this.d.hasher.hash(password);
+    try {
+      await this.d.users.create(temporaryAccount(username, passwordHash, now));
+    } catch (err) {
+      // Two registrations racing for one name: the database decides, the loser hears why.
+      if (isUniqueViolation(err)) throw new HttpError(400, 'Username already taken');
+      throw err;
+    }
+    return {
+      success: true,
+      message: `Temporary account created successfully! You can now login as ${username}. Character creation is a separate step.`,
+    };
+  }
+
+  /** The account for these credentials, or 401 (the same message for an unknown name and a wrong password). */
+  async authenticate(rawUsername: string, password: string): Promise<UserRecord> {
+    const username = normalizeUsername(rawUsername);
+    const user = await this.d.users.findByUsername(username);
+    const expired = user?.isGuest && user.guestExpiresAt !== null && user.guestExpiresAt <= toDbTime(this.d.clock());
+    if (!user || expired) {
+      this.dummyHash ??= this.d.hasher.hash('timing-equaliser-password');
+      await this.d.hasher.verify(password, await this.dummyHash);
+      throw new HttpError(401, BAD_CREDENTIALS);
+    }
+    if (!(await this.d.hasher.verify(password, user.passwordHash))) throw new HttpError(401, BAD_CREDENTIALS);
+    if (!user.isActive) throw new HttpError(401, 'Account is deactivated');
+    return user;
+  }
+
+  /** Opens a session for the account (closing its others when only one is allowed). */
+  async openSession(user: UserRecord, clientType: string, trx: Knex): Promise<string> {
+    if (!this.d.config.session.allowMultipleSessions) await this.d.sessions.deleteForUser(user.id, trx);
+    await this.d.users.update(user.id, { lastLogin: toDbTime(this.d.clock()) }, trx);
+    return this.d.sessionService.open(user.id, clientType, trx);
+  }
+
+  async login(rawUsername: string, password: string, worldId: string | null | undefined, clientType: string): Promise<LoginResponse> {
+    const user = await this.authenticate(rawUsername, password);
+    const sessionId = await this.d.db.transaction((trx) => this.openSession(user, clientType, trx));
+    const world = worldId?.trim() || this.d.config.worlds.defaultWorldId;
+    const [characters, availableWorlds] = await Promise.all([
+      this.d.characters.listSummaries(user.id, world),
+      this.d.worldAccess.listForAccount(user.id, user.role),
+    ]);
+    return {
+      success: true,
+      message: 'Login successful. Select a character to enter the world.',
+      session_id: sessionId,
+      role: user.role,
+      characters,
+      available_worlds: availableWorlds,
+    };
+  }
+
+  async logout(session: AuthenticatedSession): Promise<SuccessMessage> {
+    await this.d.sessionService.close(session.sessionId);
+    return { success: true, message: `Goodbye, ${session.username}!` };
+  }
+
+  async changePassword(session: AuthenticatedSession, oldPassword: string, newPassword: string): Promise<SuccessMessage> {
+    const user = await this.d.users.findById(session.userId);
+    if (!user || !(await this.d.hasher.verify(oldPassword, user.passwordHash))) {
+      throw new HttpError(401, 'Current password is incorrect');
+    }
+    if (newPassword === oldPassword) throw new HttpError(400, 'New password must be different from current password');
+    assertStandardPassword(newPassword);
+    await this.d.users.update(user.id, { passwordHash: await this.d.hasher.hash(newPassword) });
+    return { success: true, message: 'Password changed successfully!' };
+  }
+}

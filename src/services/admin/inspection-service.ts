@@ -1,0 +1,140 @@
+/**
+ * The admin database listings. Four of them (connections, player locations, sessions, chat
+ * messages) are limited to the caller's world when the caller's session is bound to one.
+ */
+import type { Clock } from '../../db/clock.ts';
+import type { InspectionRepository } from '../../db/repositories/inspection-repository.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { WorldCatalog } from '../worlds/world-catalog.ts';
+import type { AuthenticatedSession } from '../accounts/session-service.ts';
+
+type Schemas = components['schemas'];
+
+/** Sessions idle longer than this do not count as connections. */
+const CONNECTION_WINDOW_MINUTES = 30;
+
+function parseDbTime(text: string): number {
+  return Date.parse(`${text.replace(' ', 'T')}Z`);
+}
+
+function toSessionRow(r: Record<string, unknown>): Schemas['SessionRow'] {
+  return {
+    id: Number(r.id),
+    username: String(r.username),
+    character_name: (r.character_name as string | null) ?? null,
+    world_id: (r.world_id as string | null) ?? null,
+    session_id: String(r.session_id),
+    client_type: String(r.client_type),
+    created_at: String(r.created_at),
+    last_activity: String(r.last_activity),
+    expires_at: (r.expires_at as string | null) ?? null,
+  };
+}
+
+export class InspectionService {
+  private readonly repo: InspectionRepository;
+  private readonly worlds: WorldCatalog;
+  private readonly clock: Clock;
+
+  constructor(repo: InspectionRepository, worlds: WorldCatalog, clock: Clock) {
+    this.repo = repo;
+    this.worlds = worlds;
+    this.clock = clock;
+  }
+
+  /** The world a listing is limited to: the caller's, when its session is bound. */
+  private scope(caller: AuthenticatedSession): string | undefined {
+    return caller.worldId ?? undefined;
+  }
+
+  async players(): Promise<Schemas['PlayerRow'][]> {
+    const now = this.clock();
+    const [users, sessions] = await Promise.all([this.repo.players(), this.repo.sessions(now, { orderBy: 'created_at' })]);
+    const online = new Map<number, { account: boolean; worlds: Set<string> }>();
+    for (const s of sessions) {
+      const entry = online.get(Number(s.user_id)) ?? { account: true, worlds: new Set<string>() };
+      if (s.character_id !== null && s.world_id !== null) entry.worlds.add(String(s.world_id));
+      online.set(Number(s.user_id), entry);
+    }
+    return users.map((u) => {
+      const status = online.get(Number(u.id));
+      return {
+        id: Number(u.id),
+        username: String(u.username),
+        role: u.role as Schemas['Role'],
+        account_origin: String(u.account_origin),
+        is_guest: Boolean(u.is_guest),
+        guest_expires_at: (u.guest_expires_at as string | null) ?? null,
+        created_at: String(u.created_at),
+        last_login: (u.last_login as string | null) ?? null,
+        is_active: Boolean(u.is_active),
+        character_count: Number(u.character_count),
+        is_online_account: status !== undefined,
+        is_online_in_world: (status?.worlds.size ?? 0) > 0,
+        online_world_ids: [...(status?.worlds ?? [])].sort(),
+      };
+    });
+  }
+
+  async connections(caller: AuthenticatedSession): Promise<Schemas['ConnectionRow'][]> {
+    const now = this.clock();
+    const rows = await this.repo.sessions(now, {
+      worldId: this.scope(caller),
+      activeSince: new Date(now.getTime() - CONNECTION_WINDOW_MINUTES * 60_000),
+      orderBy: 'last_activity',
+    });
+    return rows.map((r) => {
+      const row = toSessionRow(r);
+      return { ...row, age_seconds: Math.max(0, Math.floor((now.getTime() - parseDbTime(row.last_activity)) / 1000)) };
+    });
+  }
+
+  async sessions(caller: AuthenticatedSession): Promise<Schemas['SessionRow'][]> {
+    const rows = await this.repo.sessions(this.clock(), { worldId: this.scope(caller), orderBy: 'created_at' });
+    return rows.map(toSessionRow);
+  }
+
+  async locations(caller: AuthenticatedSession): Promise<Schemas['LocationRow'][]> {
+    const rows = await this.repo.locations(this.scope(caller));
+    return rows.map((r) => {
+      const roomId = (r.room_id as string | null) ?? null;
+      const room = roomId === null ? undefined : this.worlds.get(String(r.world_id))?.rooms.get(roomId);
+      return {
+        character_id: Number(r.character_id),
+        character_name: String(r.character_name),
+        world_id: String(r.world_id),
+        room_id: roomId,
+        zone_id: room?.zoneId ?? null,
+        updated_at: String(r.updated_at),
+      };
+    });
+  }
+
+  async chatMessages(caller: AuthenticatedSession, limit: number): Promise<Schemas['ChatMessageRow'][]> {
+    const rows = await this.repo.chatMessages(limit, this.scope(caller));
+    return rows.map((r) => ({
+      id: Number(r.id),
+      username: String(r.username),
+      message: String(r.message),
+      channel: r.channel as Schemas['ChatMessageRow']['channel'],
+      world_id: String(r.world_id),
+      room_id: String(r.room_id),
+      created_at: String(r.created_at),
+    }));
+  }
+
+  async tables(): Promise<Schemas['TableInfo'][]> {
+    const names = await this.repo.tableNames();
+    return Promise.all(
+      names.map(async (name) => ({ name, columns: await this.repo.columns(name), row_count: await this.repo.rowCount(name) })),
+    );
+  }
+
+  async table(name: string, limit: number, offset: number): Promise<{ table: string; columns: string[]; rows: unknown[][] }> {
+    const names = await this.repo.tableNames();
+    if (!names.includes(name)) throw new HttpError(404, `Table '${name}' does not exist`);
+    const columns = (await this.repo.columns(name)).map((c) => c.name);
+    return { table: name, columns, rows: await this.repo.rows(name, columns, limit, offset) };
+  }
+}

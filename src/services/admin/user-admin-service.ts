@@ -1,0 +1,177 @@
+/**
+ * User administration: create, manage (role, ban/unban, delete, password), world grants and
+ * kicks — each rule of the interface specification in its order, with its status.
+ */
+import type { Db } from '../../db/database.ts';
+import { toDbTime, type Clock } from '../../db/clock.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { UserRecord, UserRepository } from '../../db/repositories/user-repository.ts';
+import type { SessionRepository } from '../../db/repositories/session-repository.ts';
+import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import { HttpError } from '../../http/errors.ts';
+import type { WorldCatalog } from '../worlds/world-catalog.ts';
+import { assertStandardPassword, normalizeUsername } from '../accounts/account-service.ts';
+import type { PasswordHasher } from '../accounts/password-hasher.ts';
+import type { AuthenticatedSession } from '../accounts/session-service.ts';
+import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
+
+type SuccessMessage = components['schemas']['SuccessMessage'];
+
+const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password'] as const;
+type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password';
+
+const ACTION_PERMISSION: Record<ManageAction, Permission> = {
+  change_role: 'manage_users',
+  delete: 'manage_users',
+  change_password: 'manage_users',
+  ban: 'ban_users',
+  unban: 'ban_users',
+};
+
+export const ADMIN_PASSWORD_MIN_LENGTH = 8;
+
+export function insufficientPermission(permission: Permission): HttpError {
+  return new HttpError(403, `Insufficient permissions. Required: ${permission}`);
+}
+
+/** Superusers may assign any role; everyone else only roles below their own. */
+function canAssignRole(actor: Role, role: Role): boolean {
+  return actor === 'superuser' || outranks(actor, role);
+}
+
+export interface ManageRequest {
+  action: string;
+  targetUsername: string;
+  newRole?: string;
+  newPassword?: string;
+}
+
+export interface UserAdminDeps {
+  db: Db;
+  users: UserRepository;
+  sessions: SessionRepository;
+  permissions: WorldPermissionRepository;
+  worlds: WorldCatalog;
+  hasher: PasswordHasher;
+  clock: Clock;
+}
+
+export class UserAdminService {
+  private readonly d: UserAdminDeps;
+
+  constructor(deps: UserAdminDeps) {
+    this.d = deps;
+  }
+
+  async createUser(
+    actor: AuthenticatedSession,
+    req: { username: string; role: string; password: string; passwordConfirm: string },
+  ): Promise<SuccessMessage> {
+    const username = normalizeUsername(req.username);
+    const role = req.role.trim().toLowerCase();
+    if (!isRole(role)) throw new HttpError(400, 'Invalid role. Valid roles: admin, player, superuser, worldbuilder');
+    if (!canAssignRole(actor.role, role)) throw new HttpError(403, `Insufficient permissions to create role '${role}'`);
+    if (await this.d.users.findByUsername(username)) throw new HttpError(400, 'Username already taken');
+    if (req.password !== req.passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    assertStandardPassword(req.password);
+    try {
+      await this.d.users.create({
+        username,
+        passwordHash: await this.d.hasher.hash(req.password),
+        role,
+        isGuest: false,
+        guestExpiresAt: null,
+        accountOrigin: actor.role,
+        createdAt: toDbTime(this.d.clock()),
+      });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new HttpError(400, 'Username already taken');
+      throw err;
+    }
+    return { success: true, message: `User '${username}' created with role '${role}'. No character was provisioned automatically.` };
+  }
+
+  async manageUser(actor: AuthenticatedSession, req: ManageRequest): Promise<SuccessMessage> {
+    const lowered = req.action.toLowerCase();
+    if (!(MANAGE_ACTIONS as readonly string[]).includes(lowered)) {
+      throw new HttpError(400, `Invalid action '${req.action}'. Valid actions: ${MANAGE_ACTIONS.join(', ')}`);
+    }
+    const action = (lowered === 'deactivate' ? 'ban' : lowered) as ManageAction;
+    const permission = ACTION_PERMISSION[action];
+    if (!hasPermission(actor.role, permission)) throw insufficientPermission(permission);
+
+    const target = await this.d.users.findByUsername(req.targetUsername);
+    if (!target) throw new HttpError(404, `User '${req.targetUsername}' not found`);
+    if (target.id === actor.userId && action !== 'change_password') throw new HttpError(400, 'Cannot manage your own account');
+    if (!outranks(actor.role, target.role)) {
+      throw new HttpError(403, `Insufficient permissions to manage user with role '${target.role}'`);
+    }
+
+    switch (action) {
+      case 'change_role':
+        return this.changeRole(actor, target, req.newRole);
+      case 'ban':
+        await this.d.db.transaction(async (trx) => {
+          await this.d.users.update(target.id, { isActive: false }, trx);
+          await this.d.sessions.deleteForUser(target.id, trx);
+        });
+        return { success: true, message: `Successfully banned ${target.username}` };
+      case 'unban':
+        await this.d.users.update(target.id, { isActive: true });
+        return { success: true, message: `Successfully unbanned ${target.username}` };
+      case 'delete':
+        if (actor.role !== 'superuser') throw new HttpError(403, 'Only superusers may permanently delete users');
+        await this.d.users.delete(target.id);
+        return { success: true, message: `Successfully deleted ${target.username}` };
+      case 'change_password': {
+        if (!req.newPassword) throw new HttpError(400, 'new_password is required for change_password action');
+        if ([...req.newPassword].length < ADMIN_PASSWORD_MIN_LENGTH) {
+          throw new HttpError(400, `Password must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters long`);
+        }
+        await this.d.users.update(target.id, { passwordHash: await this.d.hasher.hash(req.newPassword) });
+        return { success: true, message: `Successfully changed password for ${target.username}` };
+      }
+    }
+  }
+
+  private async changeRole(actor: AuthenticatedSession, target: UserRecord, newRole: string | undefined): Promise<SuccessMessage> {
+    if (!newRole) throw new HttpError(400, 'new_role is required for change_role action');
+    const role = newRole.trim().toLowerCase();
+    if (!isRole(role)) throw new HttpError(400, 'Invalid role. Valid roles: player, worldbuilder, admin, superuser');
+    if (!canAssignRole(actor.role, role)) throw new HttpError(403, `Insufficient permissions to assign role '${role}'`);
+    await this.d.users.update(target.id, { role });
+    return { success: true, message: `Successfully changed ${target.username}'s role to ${role}` };
+  }
+
+  async setWorldAccess(
+    actor: AuthenticatedSession,
+    req: { targetUsername: string; worldId: string; canAccess: boolean },
+  ): Promise<SuccessMessage> {
+    if (rank(actor.role) < rank('admin')) throw new HttpError(403, 'World access grants require admin or superuser role.');
+    const target = await this.d.users.findByUsername(req.targetUsername.trim());
+    if (!target) throw new HttpError(404, `User '${req.targetUsername}' not found`);
+    const worldId = req.worldId.trim();
+    if (!this.d.worlds.get(worldId)) throw new HttpError(404, `World '${worldId}' not found`);
+    if (!outranks(actor.role, target.role)) {
+      throw new HttpError(403, `Insufficient permissions to manage user with role '${target.role}'`);
+    }
+    await this.grant(target.id, worldId, req.canAccess);
+    return {
+      success: true,
+      message: req.canAccess
+        ? `Granted ${target.username} access to world '${worldId}'`
+        : `Revoked ${target.username}'s access to world '${worldId}'`,
+    };
+  }
+
+  /** Records a grant; shared with the `grant-world` CLI command. */
+  async grant(userId: number, worldId: string, canAccess: boolean): Promise<void> {
+    await this.d.permissions.set(userId, worldId, canAccess, toDbTime(this.d.clock()));
+  }
+
+  async kick(targetSessionId: string): Promise<SuccessMessage> {
+    const removed = await this.d.sessions.delete(targetSessionId);
+    return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The two ways into the game that create or bind a character in the same call: guest
+ * registration (a temporary account with one character, or nothing at all) and direct login.
+ */
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../../db/clock.ts';
+import type { Db } from '../../db/database.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
+import type { SessionRepository } from '../../db/repositories/session-repository.ts';
+import type { UserRepository } from '../../db/repositories/user-repository.ts';
+import type { components } from '../../../generated/openapi.d.ts';
+import { HttpError } from '../../http/errors.ts';
+import { assertStandardPassword, temporaryAccount, type AccountService } from '../accounts/account-service.ts';
+import type { PasswordHasher } from '../accounts/password-hasher.ts';
+import type { WorldAccessService } from '../worlds/world-access.ts';
+import { randomSeed, validateCharacterName, type CharacterService } from './character-service.ts';
+
+type Schemas = components['schemas'];
+
+const GUEST_USERNAME_ATTEMPTS = 20;
+
+export interface EntryDeps {
+  db: Db;
+  users: UserRepository;
+  characters: CharacterRepository;
+  sessions: SessionRepository;
+  accounts: AccountService;
+  characterService: CharacterService;
+  worldAccess: WorldAccessService;
+  hasher: PasswordHasher;
+  clock: Clock;
+  defaultWorldId: string;
+  allowMultiWorldCharacters: boolean;
+}
+
+export class EntryService {
+  private readonly d: EntryDeps;
+
+  constructor(deps: EntryDeps) {
+    this.d = deps;
+  }
+
+  private async freeGuestUsername(): Promise<string> {
+    for (let i = 0; i < GUEST_USERNAME_ATTEMPTS; i++) {
+      const username = `guest_${String(randomInt(100000)).padStart(5, '0')}`;
+      if (!(await this.d.users.findByUsername(username))) return username;
+    }
+    throw new HttpError(500, 'Failed to allocate a guest username');
+  }
+
+  async registerGuest(password: string, passwordConfirm: string, rawName: string): Promise<Schemas['GuestRegistration']> {
+    const name = validateCharacterName(rawName);
+    if (await this.d.characters.findByName(name)) throw new HttpError(400, 'Character name already taken');
+    if (password !== passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    assertStandardPassword(password);
+    const username = await this.freeGuestUsername();
+    const passwordHash = await this.d.hasher.hash(password);
+    const worldId = this.d.defaultWorldId;
+    // Guests start in the default world; its access mode and grants do not apply, its slot limit does.
+    const world = this.d.worldAccess.worldAndPolicy(worldId);
+    if (!world) throw new HttpError(500, `Default world '${worldId}' is not loaded`);
+    const bundle = await this.d.characterService.axisBundle(worldId);
+    const seed = randomSeed();
+    const now = this.d.clock();
+    // Account and character in one transaction: a character that cannot be created leaves no account.
+    const created = await this.d.db.transaction(async (trx) => {
+      let userId: number;
+      try {
+        userId = await this.d.users.create(temporaryAccount(username, passwordHash, now), trx);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new HttpError(500, 'Failed to create guest account. Please try again.');
+        throw err;
+      }
+      let characterId: number | null;
+      try {
+        characterId = await this.d.characterService.insertCharacter(
+          { userId, world: world.world, policy: world.policy, name, seed, isGuestCreated: true, bundle },
+          trx,
+        );
+      } catch (err) {
+        // The spec answers any failure to create the guest's character with 400 (no slot left in the default world).
+        if (err instanceof HttpError && err.status === 409) throw new HttpError(400, err.message);
+        throw err;
+      }
+      if (characterId === null) throw new HttpError(400, 'Character name already taken');
+      return characterId;
+    });
+    const profile = await this.d.characterService.seedProfile({ id: created, worldId, seed }, bundle);
+    return {
+      success: true,
+      message: `Temporary guest account created successfully! You can now login as ${username}.`,
+      username,
+      character_id: created,
+      character_name: name,
+      world_id: worldId,
+      entity_state: profile.entityState,
+      entity_state_error: profile.entityStateError,
+    };
+  }
+
+  async loginDirect(
+    req: { username: string; password: string; worldId: string; characterName?: string; createCharacter: boolean },
+    clientType: string,
+  ): Promise<Schemas['LoginDirectResponse']> {
+    if (!req.characterName?.trim()) throw new HttpError(400, 'character_name is required');
+    const user = await this.d.accounts.authenticate(req.username, req.password);
+    const worldId = req.worldId.trim();
+    const access = await this.d.worldAccess.forWorld(user.id, user.role, worldId);
+    if (!access?.decision.canAccess) throw new HttpError(403, 'World access denied');
+    const existing = await this.d.characters.findByName(req.characterName);
+    if (existing && (existing.userId !== user.id || existing.worldId !== worldId)) throw new HttpError(403, 'Character not available');
+    let characterId = existing?.id;
+    let characterName = existing?.name;
+    if (characterId === undefined) {
+      if (!req.createCharacter) throw new HttpError(404, 'Character not found');
+      const counts = await this.d.characters.countByWorld(user.id);
+      if (!this.d.allowMultiWorldCharacters && counts.size > 0 && !counts.has(worldId)) throw new HttpError(409, 'Multi-world characters are disabled');
+      const name = validateCharacterName(req.characterName);
+      const seed = randomSeed();
+      const bundle = await this.d.characterService.axisBundle(worldId);
+      let id: number | null;
+      try {
+        id = await this.d.characterService.insertCharacter({ userId: user.id, world: access.world, policy: access.policy, name, seed, isGuestCreated: false, bundle });
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 409) throw new HttpError(409, 'Failed to create character');
+        throw err;
+      }
+      if (id === null) throw new HttpError(409, 'Failed to create character');
+      await this.d.characterService.seedProfile({ id, worldId, seed }, bundle);
+      characterId = id;
+      characterName = name;
+    }
+    const boundId = characterId;
+    const sessionId = await this.d.db.transaction(async (trx) => {
+      const sid = await this.d.accounts.openSession(user, clientType, trx);
+      await this.d.sessions.bindCharacter(sid, boundId, worldId, trx);
+      return sid;
+    });
+    return { success: true, message: 'Login successful.', session_id: sessionId, role: user.role, character_name: characterName!, world_id: worldId };
+  }
+}

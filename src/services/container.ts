@@ -1,0 +1,204 @@
+/**
+ * Composition root: builds repositories and services once, for the HTTP server and for the
+ * CLI commands alike.
+ */
+import type { Config } from '../config/config.ts';
+import type { Db } from '../db/database.ts';
+import { toDbTime, type Clock } from '../db/clock.ts';
+import { WorldRepository } from '../db/repositories/world-repository.ts';
+import { UserRepository } from '../db/repositories/user-repository.ts';
+import { SessionRepository } from '../db/repositories/session-repository.ts';
+import { CharacterRepository } from '../db/repositories/character-repository.ts';
+import { WorldPermissionRepository } from '../db/repositories/world-permission-repository.ts';
+import { InspectionRepository } from '../db/repositories/inspection-repository.ts';
+import { HealthService } from './health-service.ts';
+import { AccountService } from './accounts/account-service.ts';
+import { SessionService } from './accounts/session-service.ts';
+import { BcryptPool, type PasswordHasher } from './accounts/password-hasher.ts';
+import { InspectionService } from './admin/inspection-service.ts';
+import { UserAdminService } from './admin/user-admin-service.ts';
+import { WorldAccessService } from './worlds/world-access.ts';
+import type { WorldCatalog } from './worlds/world-catalog.ts';
+import type { PeriodicTask } from './maintenance.ts';
+import type { Logger } from '../logging/logger.ts';
+import { AxisStateRepository } from '../db/repositories/axis-state-repository.ts';
+import { BuiltinNameGenerator, HttpNameGenerator, type NameGenerator } from '../integrations/name-generator.ts';
+import { EntityStateError, HttpEntityStateClient, type EntityStateCounters } from '../integrations/entity-state.ts';
+import { ConditionAxisService } from './axis/condition-axis.ts';
+import { BuiltinEntityGenerator } from '../integrations/builtin-entity-generator.ts';
+import { CharacterStateService } from './characters/character-state.ts';
+import { CharacterService, type EntityGenerator } from './characters/character-service.ts';
+import { EntryService } from './characters/entry-service.ts';
+import { GameRepository } from '../db/repositories/game-repository.ts';
+import { GameService } from './game/game-service.ts';
+import { OllamaClient } from '../integrations/ollama.ts';
+import { Translator } from './lab/translation.ts';
+import { LabService } from './lab/lab-service.ts';
+import { LlmCommandService } from './lab/llm-commands.ts';
+import { PolicyRepository } from '../db/repositories/policy-repository.ts';
+import { PolicyService } from './policy/policy-service.ts';
+import { PublishService } from './policy/publish-service.ts';
+import { ImportService } from './policy/import-service.ts';
+import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
+import { LedgerService } from './ledger/ledger-service.ts';
+
+export interface Services {
+  worlds: WorldCatalog;
+  worldRepository: WorldRepository;
+  users: UserRepository;
+  hasher: PasswordHasher;
+  health: HealthService;
+  sessions: SessionService;
+  accounts: AccountService;
+  userAdmin: UserAdminService;
+  inspection: InspectionService;
+  policies: PolicyService;
+  publisher: PublishService;
+  importer: ImportService;
+  policyRepository: PolicyRepository;
+  characters: CharacterService;
+  characterRepository: CharacterRepository;
+  entry: EntryService;
+  game: GameService;
+  lab: LabService;
+  llm: LlmCommandService;
+  ledger: LedgerService;
+  maintenanceTasks: PeriodicTask[];
+  conditionAxis: ConditionAxisService;
+  /** The upstream entity-state client's counters (shared by character creation and condition-axis); null in builtin mode. */
+  entityStateCounters(): EntityStateCounters | null;
+  /** Releases what the services hold (the hashing threads); the database is the caller's. */
+  close(): Promise<void>;
+}
+
+function nameGenerator(config: Config['integrations'], logger: Logger): NameGenerator {
+  return config.namegenMode === 'http'
+    ? new HttpNameGenerator({ baseUrl: config.namegenBaseUrl, timeoutMs: config.namegenTimeoutSeconds * 1000, logger })
+    : new BuiltinNameGenerator();
+}
+
+/** The one upstream entity-state client (http mode), so its counters cover every caller; null in builtin mode. */
+function entityStateClient(config: Config['integrations'], logger: Logger): HttpEntityStateClient | null {
+  if (config.entityStateMode === 'builtin') return null;
+  return new HttpEntityStateClient({
+    baseUrl: config.entityStateBaseUrl,
+    timeoutMs: config.entityStateTimeoutSeconds * 1000,
+    includePrompts: config.entityStateIncludePrompts,
+    logger,
+  });
+}
+
+function entityGenerator(client: HttpEntityStateClient | null): EntityGenerator {
+  if (client === null) {
+    const builtin = new BuiltinEntityGenerator();
+    return { source: 'builtin', generate: (seed, bundle) => builtin.generate(seed, bundle) };
+  }
+  return {
+    source: 'entity_state_api',
+    generate: async (seed) => {
+      try {
+        return await client.generate(seed);
+      } catch (err) {
+        // For a new character the upstream's own wording is about condition-axis generation.
+        if (err instanceof EntityStateError) throw new Error(err.failure === 'unsupported' ? 'Entity state integration is not available in the current upstream configuration.' : 'Entity state API unavailable.');
+        throw err;
+      }
+    },
+  };
+}
+
+export function buildServices(db: Db, config: Config, clock: Clock, worlds: WorldCatalog, version: string, logger: Logger): Services {
+  const users = new UserRepository(db);
+  const sessionRepository = new SessionRepository(db);
+  const characters = new CharacterRepository(db);
+  const permissions = new WorldPermissionRepository(db);
+  const hasher = new BcryptPool(config.security.bcryptRounds);
+  const sessions = new SessionService(sessionRepository, config.session, clock);
+  const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
+  const worldRepository = new WorldRepository(db);
+  const policyRepository = new PolicyRepository(db);
+  const policies = new PolicyService(policyRepository, worldRepository, clock);
+  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config });
+  const axisState = new AxisStateRepository(db);
+  const characterState = new CharacterStateService(db, axisState, characters, clock);
+  const entityClient = entityStateClient(config.integrations, logger);
+  const builtinEntities = new BuiltinEntityGenerator();
+  const characterService = new CharacterService({
+    db,
+    characters,
+    users,
+    sessions: sessionRepository,
+    axisState,
+    state: characterState,
+    worldAccess,
+    policies,
+    names: nameGenerator(config.integrations, logger),
+    entities: entityGenerator(entityClient),
+    clock,
+    defaultWorldId: config.worlds.defaultWorldId,
+    playerSelfCreateEnabled: config.characterCreation.playerSelfCreateEnabled,
+  });
+  const ollama = new OllamaClient(logger);
+  const ledger = new LedgerService(new LedgerRepository(db), clock);
+  return {
+    lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
+    llm: new LlmCommandService(ollama, config.llm),
+    ledger,
+    characters: characterService,
+    characterRepository: characters,
+    game: new GameService(new GameRepository(db), worlds, clock, {
+      db,
+      policies,
+      axisState,
+      characters,
+      state: characterState,
+      ledger,
+      translator: new Translator(ollama),
+      translation: config.translation,
+      logger,
+    }),
+    entry: new EntryService({
+      db,
+      users,
+      characters,
+      sessions: sessionRepository,
+      accounts,
+      characterService,
+      worldAccess,
+      hasher,
+      clock,
+      defaultWorldId: config.worlds.defaultWorldId,
+      allowMultiWorldCharacters: config.worlds.allowMultiWorldCharacters,
+    }),
+    worlds,
+    worldRepository,
+    policyRepository,
+    policies,
+    publisher: new PublishService(policyRepository, policies, config.policy.exportsRoot),
+    importer: new ImportService(policyRepository, policies),
+    users,
+    hasher,
+    health: new HealthService(sessionRepository, clock, version),
+    sessions,
+    accounts,
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock }),
+    inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
+    conditionAxis: new ConditionAxisService({
+      worlds,
+      policies,
+      // Condition-axis maps upstream failures itself (501/502/504), so it gets the raw errors.
+      generator: entityClient ? { generate: (seed) => entityClient.generate(seed) } : builtinEntities,
+      clock,
+    }),
+    entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
+    maintenanceTasks: [
+      { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },
+      {
+        name: 'expired-temporary-accounts',
+        intervalMs: config.accounts.purgeIntervalMinutes * 60_000,
+        run: () => users.purgeExpiredTemporary(toDbTime(clock())),
+      },
+    ],
+    close: () => hasher.close(),
+  };
+}

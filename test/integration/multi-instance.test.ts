@@ -1,0 +1,146 @@
+/**
+ * Two server instances on one database (one SQLite file, or one PostgreSQL schema with
+ * MUD_TEST_DB=postgres): all game state lives in the database (decisions.md §5), so players
+ * on different instances see each other, hear each other and can never both take one item.
+ */
+import { describe, it, before, after, beforeEach } from 'mocha';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
+
+const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
+const WORLD_ID = 'emberwick';
+
+
+
+
+
+
+
+async function chatOf(player: Player): Promise<string> {
+  const res = await player.server.get(`/chat/${player.sessionId}`);
+  expect(res.status, res.text).to.equal(200);
+  return res.body.chat;
+}
+
+
+/** The item names of the demo world, straight from its files. */
+function itemNames(): Map<string, string> {
+  const dir = path.resolve('worlds', WORLD_ID);
+  const world = JSON.parse(readFileSync(path.join(dir, 'world.json'), 'utf8'));
+  const names = new Map<string, string>();
+  const add = (raw: unknown): void => {
+    const list = Array.isArray(raw) ? raw : Object.values((raw ?? {}) as object);
+    for (const item of list as Array<{ id: string; name: string }>) names.set(item.id, item.name);
+  };
+  add(world.global_items);
+  for (const zone of world.zones as string[]) add(JSON.parse(readFileSync(path.join(dir, 'zones', `${zone}.json`), 'utf8')).items);
+  return names;
+}
+
+async function emberwickItemCount(server: TestServer): Promise<number> {
+  const row = await server.db('item_instances').where({ world_id: WORLD_ID }).count({ n: '*' }).first();
+  return Number(row!.n);
+}
+
+
+describe(`game on two instances sharing one database (${DB_NAME})`, function () {
+  let one: TestServer;
+  let two: TestServer;
+  let itemsAfterStart = -1;
+  before(async () => {
+    one = await startTestServer();
+    two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
+    itemsAfterStart = await emberwickItemCount(one);
+  });
+  after(async () => {
+    // The second instance first: the first one's close() removes the database.
+    await two?.close();
+    await one?.close();
+  });
+
+  it('the world\'s items are placed once although two instances started on the database', async () => {
+    expect(itemsAfterStart).to.equal(11);
+    expect(await two.db('world_seeds').where({ world_id: WORLD_ID }).count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 1);
+  });
+
+  describe('players on different instances', () => {
+    beforeEach(async () => {
+      await resetGame(one);
+    });
+
+    it('see each other in look, who and /status', async () => {
+      const a = await newPlayer(one, 'Anna');
+      const b = await newPlayer(two, 'Bert');
+      expect(await okCmd(a, 'look')).to.include(`\n[Players here]:\n  - ${b.name}\n`);
+      expect(await okCmd(b, 'look')).to.include(`\n[Players here]:\n  - ${a.name}\n`);
+      expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`);
+      expect(await okCmd(b, 'who')).to.equal(`Active players:\n - ${a.name}`);
+      const everyone = [a.name, b.name].sort();
+      expect((await statusOf(a)).active_players).to.deep.equal(everyone);
+      expect((await statusOf(b)).active_players).to.deep.equal(everyone);
+      // A move on instance 1 is seen on instance 2.
+      await okCmd(a, 'north');
+      expect(await okCmd(b, 'look')).to.not.include('[Players here]');
+      await okCmd(b, 'north');
+      expect(await okCmd(b, 'look')).to.include(`\n[Players here]:\n  - ${a.name}\n`);
+      // A logout on instance 1 is seen on instance 2.
+      expect((await one.post('/logout', { session_id: a.sessionId })).status).to.equal(200);
+      expect(await okCmd(b, 'who')).to.equal('No other players online.');
+    });
+
+    it('hear each other: say in the room, a yell from an adjoining room, a whisper', async () => {
+      const a = await newPlayer(one, 'Anna');
+      const b = await newPlayer(two, 'Bert');
+      expect(await okCmd(a, 'say hello from <one>')).to.equal('You say: hello from &lt;one&gt;');
+      expect(await chatOf(b)).to.equal(`[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n`);
+      await okCmd(a, 'north');
+      expect(await okCmd(a, 'yell over here!')).to.equal('You yell: over here!');
+      expect(await chatOf(b)).to.equal(`[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n${a.name}: [YELL] over here!\n`);
+      // The yell reached the bridge too; the say did not.
+      expect(await chatOf(a)).to.equal(`[Recent messages]:\n${a.name}: [YELL] over here!\n`);
+      await okCmd(b, 'north');
+      expect(await okCmd(b, `whisper ${a.name} psst`)).to.equal(`You whisper to ${a.name}: psst`);
+      expect(await chatOf(a)).to.equal(`[Recent messages]:\n${a.name}: [YELL] over here!\n${b.name}: [WHISPER: ${b.name} \u2192 ${a.name}] psst\n`);
+    });
+
+    it('an item dropped on one instance is in the room on the other', async () => {
+      const a = await newPlayer(one, 'Anna');
+      const b = await newPlayer(two, 'Bert', 'ropewalk_bridge');
+      expect(await okCmd(a, 'get canal penny')).to.equal('You picked up the Canal Penny.');
+      expect(await okCmd(b, 'south')).to.not.include('Canal Penny');
+      await okCmd(b, 'north');
+      await okCmd(a, 'north');
+      expect(await okCmd(a, 'drop canal penny')).to.equal('You dropped the Canal Penny.');
+      expect(await okCmd(b, 'look')).to.include('  - Canal Penny\n');
+      expect(await okCmd(b, 'get canal penny')).to.equal('You picked up the Canal Penny.');
+      expect((await statusOf(b)).inventory).to.equal('Your inventory:\n  - Canal Penny\n');
+      expect((await statusOf(a)).inventory).to.equal('Your inventory is empty.');
+    });
+
+    it('race for one item through different instances: exactly one holder, five times over', async () => {
+      const a = await newPlayer(one, 'Anna');
+      const b = await newPlayer(two, 'Bert');
+      const names = itemNames();
+      const items = ['canal_penny', 'hemp_coil', 'tallow_candle', 'pewter_tankard', 'tin_whistle'];
+      // Arrangement: gather the five items in the square.
+      await one.db('item_instances').where({ world_id: WORLD_ID }).whereIn('item_id', items).update({ room_id: 'lockkeepers_square', character_id: null });
+      for (const itemId of items) {
+        const name = names.get(itemId)!;
+        const replies = await Promise.all([cmd(a, `get ${name}`), cmd(b, `get ${name}`)]);
+        expect(
+          replies.filter((r) => r.success),
+          `${name}: ${JSON.stringify(replies)}`,
+        ).to.have.length(1);
+        const rows = await two.db('item_instances').where({ world_id: WORLD_ID, item_id: itemId }).select('room_id', 'character_id');
+        expect(rows).to.have.length(1);
+        expect(rows[0].room_id ?? null).to.equal(null);
+        expect(Number(rows[0].character_id)).to.equal(replies[0]!.success ? a.characterId : b.characterId);
+      }
+      const held = await one.db('item_instances').where({ world_id: WORLD_ID }).whereIn('character_id', [a.characterId, b.characterId]).count({ n: '*' }).first();
+      expect(Number(held!.n)).to.equal(items.length);
+    });
+  });
+});
