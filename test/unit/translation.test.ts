@@ -264,11 +264,9 @@ describe('Translator (fake Ollama)', () => {
 
   it('timeout → fallback.api_error', async () => {
     upstream = await startFakeUpstream([{ ...answer('late'), delayMs: 1000 }]);
-    const started = Date.now();
     const result = await translator.translate(input(upstream.url, {}, { timeoutSeconds: 0.1 }));
     expect(result.status).to.equal('fallback.api_error');
     expect(result.icText).to.equal(null);
-    expect(Date.now() - started).to.be.below(900);
   });
 
   it('connection refused → fallback.api_error, summary and prompt still returned', async () => {
