@@ -3,6 +3,9 @@
  * server: guest registration, login and selection, then a few steps along a walk.
  */
 import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { postJson } from './load.ts';
 
 export interface BenchPlayer {
@@ -54,4 +57,19 @@ export function populate(baseUrl: string): Promise<BenchPlayer[]> {
     populated.set(baseUrl, players);
   }
   return players;
+}
+
+/**
+ * A temp copy of the shipped worlds with the demo world's axis engine switched on (it ships
+ * off), for measuring chat with its per-interaction transaction. Returns the MUD_WORLDS_ROOT
+ * to use and a function that removes the copy.
+ */
+export async function worldsWithAxisEngine(): Promise<{ root: string; remove: () => Promise<void> }> {
+  const root = await mkdtemp(path.join(tmpdir(), 'mud-bench-worlds-'));
+  await cp(path.resolve(import.meta.dirname, '..', 'worlds'), root, { recursive: true });
+  const file = path.join(root, 'emberwick', 'world.json');
+  const world = JSON.parse(await readFile(file, 'utf8'));
+  world.axis_engine = { ...world.axis_engine, enabled: true };
+  await writeFile(file, JSON.stringify(world, null, 2));
+  return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }

@@ -12,6 +12,7 @@ import type autocannon from 'autocannon';
 import { measure } from './load.ts';
 import { SCENARIOS, type Scenario, type RequestSpec } from './scenarios.ts';
 import { startBenchServer, type BenchServer } from './server-process.ts';
+import { worldsWithAxisEngine } from './game-world.ts';
 
 const WARMUP_SECONDS = 1;
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
@@ -48,6 +49,14 @@ interface BenchReport {
   routes: RouteResult[];
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
+}
+
+/** Scenarios that share one server, started with `env` (plus what `prepare` adds, undone by its cleanup). */
+interface Suite {
+  name: string;
+  env: Record<string, string>;
+  scenarios: readonly Scenario[];
+  prepare?: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>;
 }
 
 function positiveNumberEnv(name: string, fallback: number, integer: boolean): number {
@@ -134,22 +143,42 @@ async function main(): Promise<void> {
     routes: [],
     serverLog: [],
   };
-  // The game suite gets its own server with bcrypt at its floor, so creating its 200
+  // The game suites get their own server with bcrypt at its floor, so creating their 200
   // characters takes seconds; the game routes themselves never hash.
-  const suites: Array<{ name: string; env: Record<string, string>; scenarios: readonly Scenario[] }> = [
+  const suites: Suite[] = [
     { name: 'platform and accounts', env: {}, scenarios: SCENARIOS.filter((s) => s.suite === undefined) },
     { name: 'game', env: { MUD_BCRYPT_ROUNDS: '10' }, scenarios: SCENARIOS.filter((s) => s.suite === 'game') },
+    {
+      name: 'axis',
+      env: { MUD_BCRYPT_ROUNDS: '10' },
+      scenarios: SCENARIOS.filter((s) => s.suite === 'axis'),
+      async prepare() {
+        const worlds = await worldsWithAxisEngine();
+        return { env: { MUD_WORLDS_ROOT: worlds.root }, cleanup: worlds.remove };
+      },
+    },
   ];
-  // BENCH_SUITE=game (or "platform") runs one suite only, for quicker comparisons.
+  // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
   for (const suite of suites) {
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
+    const prepared = await suite.prepare?.();
     log(`starting server for the ${suite.name} suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
-    const server = await startBenchServer(databaseUrl, suite.env);
-    // Ctrl+C or a kill must not leave the server running or the temp dir behind.
+    let server: BenchServer;
+    try {
+      server = await startBenchServer(databaseUrl, { ...suite.env, ...prepared?.env });
+    } catch (err) {
+      await prepared?.cleanup();
+      throw err;
+    }
+    const stopAll = async (): Promise<void> => {
+      await server.stop();
+      await prepared?.cleanup();
+    };
+    // Ctrl+C or a kill must not leave the server running or a temp dir behind.
     const onSignal = (signal: NodeJS.Signals): void => {
       log(`${signal} received, stopping server`);
-      void server.stop().finally(() => process.exit(130));
+      void stopAll().finally(() => process.exit(130));
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
@@ -160,7 +189,7 @@ async function main(): Promise<void> {
       }
     } finally {
       log('stopping server');
-      await server.stop();
+      await stopAll();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       report.serverLog.push(...server.logLines.slice(0, 20 - report.serverLog.length));

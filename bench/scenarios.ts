@@ -47,8 +47,11 @@ export interface Scenario extends RequestSpec {
   name: string;
   /** Concurrent connections of the measurement, when not the run's default. */
   connections?: number;
-  /** Scenarios of the `game` suite run on their own server, populated with characters. */
-  suite?: 'game';
+  /**
+   * Scenarios of the `game` suite run on their own server, populated with characters; the
+   * `axis` suite is the same with the demo world's axis engine switched on.
+   */
+  suite?: 'game' | 'axis';
   setup?: (baseUrl: string) => Promise<Prepared | void>;
 }
 
@@ -60,6 +63,20 @@ async function ensureBenchUser(baseUrl: string): Promise<void> {
   await postJson(baseUrl, '/register', { ...BENCH_USER, password_confirm: BENCH_USER.password }).catch((err: Error) => {
     if (!/Username already taken/.test(err.message)) throw err;
   });
+}
+
+/** Every character says something in turn: one chat row, and with the axis engine on one transaction moving speaker and listener. */
+function say(name: string, suite: 'game' | 'axis'): Scenario {
+  return {
+    name,
+    suite,
+    method: 'POST',
+    path: '/command',
+    async setup(baseUrl) {
+      const players = await populate(baseUrl);
+      return { request: { variants: players.map((p) => ({ body: { session_id: p.sessionId, command: 'say Evening, all' } })) } };
+    },
+  };
 }
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -135,4 +152,8 @@ export const SCENARIOS: readonly Scenario[] = [
       return { request: { variants: players.map((p) => ({ path: `/status/${p.sessionId}` })) } };
     },
   },
+  say('POST /command say', 'game'),
+  // The same with the axis engine on: about 25 characters share a room, and every speaker
+  // there locks the same listener, so this also measures that contention.
+  say('POST /command say (axis engine on)', 'axis'),
 ];
