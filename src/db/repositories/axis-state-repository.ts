@@ -54,12 +54,11 @@ export class AxisStateRepository {
   }
 
   async setScores(characterId: number, scores: ReadonlyArray<{ axisId: number; score: number }>, now: string, trx: Knex): Promise<void> {
-    for (const s of scores) {
-      await trx('character_axis_scores')
-        .insert({ character_id: characterId, axis_id: s.axisId, score: s.score, updated_at: now })
-        .onConflict(['character_id', 'axis_id'])
-        .merge(['score', 'updated_at']);
-    }
+    if (scores.length === 0) return;
+    await trx('character_axis_scores')
+      .insert(scores.map((s) => ({ character_id: characterId, axis_id: s.axisId, score: s.score, updated_at: now })))
+      .onConflict(['character_id', 'axis_id'])
+      .merge(['score', 'updated_at']);
   }
 
   async insertEvent(
