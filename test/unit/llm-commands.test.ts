@@ -201,7 +201,7 @@ describe('LlmCommandService (fake Ollama)', () => {
     expect(upstream.requests).to.have.length(2);
   });
 
-  it('unreachable server → success false promptly; timeout → the timeout message', async () => {
+  it('unreachable server → success false; timeout → the timeout message', async () => {
     const closed = await closedPortUrl();
     const svc = service([closed]);
     expect(await svc.run(SESSION, 'run m hi')).to.deep.equal({ success: false, output: `Cannot connect to Ollama server at ${closed}` });
