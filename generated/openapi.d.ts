@@ -1015,7 +1015,7 @@ export interface components {
          *       "detail": "Invalid or expired session"
          *     }
          */
-        Error: {
+        ErrorBody: {
             /** @description What went wrong, readable on its own. */
             detail: string;
         };
@@ -1033,12 +1033,20 @@ export interface components {
          */
         ValidationError: {
             detail: string;
-            errors?: {
-                /** @description Where the problem is, e.g. `/body/username`. */
-                path: string;
-                message: string;
-            }[];
+            errors?: components["schemas"]["ValidationIssue"][];
         };
+        ValidationIssue: {
+            /** @description Where the problem is, e.g. `/body/username`. */
+            path: string;
+            message: string;
+        };
+        /** @description Session token from `POST /login` (a lower-case UUID). Send it as `Authorization: Bearer <session_id>` or where the operation shows it; a malformed, unknown or expired one answers 401. */
+        SessionId: string;
+        /**
+         * @description `<policy_type>:<namespace>:<policy_key>`; the key may contain colons. A malformed id answers 422 `POLICY_ID_INVALID` (or `POLICY_TYPE_UNSUPPORTED`) with the policy error body.
+         * @example species_block:image.blocks.species:heron_folk
+         */
+        PolicyId: string;
         ServiceInfo: {
             message: string;
             version: string;
@@ -1063,24 +1071,38 @@ export interface components {
             success: boolean;
             message: string;
         };
+        /** @description A body that carries nothing but the session (optional with bearer auth). */
         SessionRequest: {
-            /** @description Session id from `POST /login`. */
-            session_id: string;
+            session_id?: components["schemas"]["SessionId"];
         };
         RegisterRequest: {
+            /**
+             * @description Trimmed; 2 to 20 characters.
+             * @example mira
+             */
             username: string;
+            /**
+             * @description Must pass the STANDARD password policy (see `POST /register`).
+             * @example Quiet-Lantern-42
+             */
             password: string;
+            /**
+             * @description Must equal `password`.
+             * @example Quiet-Lantern-42
+             */
             password_confirm: string;
         };
         LoginRequest: {
+            /** @description Trimmed; 2 to 20 characters (400 otherwise). */
             username: string;
             password: string;
             /** @description World whose characters to return; the default world when absent. */
             world_id?: string | null;
         };
         ChangePasswordRequest: {
-            session_id: string;
+            session_id?: components["schemas"]["SessionId"];
             old_password: string;
+            /** @description Must differ from the current password and pass the STANDARD policy. */
             new_password: string;
         };
         /** @enum {string} */
@@ -1118,11 +1140,10 @@ export interface components {
             /** @enum {string} */
             access_reason: "ok" | "invite_required" | "slot_limit_reached" | "world_inactive";
         };
-        LoginResponse: {
+        LoginResult: {
             success: boolean;
             message: string;
-            /** Format: uuid */
-            session_id: string;
+            session_id: components["schemas"]["SessionId"];
             role: components["schemas"]["Role"];
             characters: components["schemas"]["CharacterSummary"][];
             available_worlds: components["schemas"]["WorldEntry"][];
@@ -1171,19 +1192,19 @@ export interface components {
         TableInfo: {
             name: string;
             row_count: number;
-            columns: {
-                name: string;
-                type: string;
-                nullable: boolean;
-            }[];
+            columns: components["schemas"]["TableColumn"][];
+        };
+        TableColumn: {
+            name: string;
+            type: string;
+            nullable: boolean;
         };
         ChatMessageRow: {
             id: number;
             /** @description Name of the speaking character. */
             username: string;
             message: string;
-            /** @enum {string} */
-            channel: "say" | "yell" | "whisper";
+            channel: components["schemas"]["ChatChannel"];
             world_id: string;
             room_id: string;
             created_at: string;
@@ -1228,6 +1249,7 @@ export interface components {
             updated_by: string;
             slot_kinds: string[];
         };
+        /** @description A policy variant as authored. Only its shape is checked here: the policy layer validates the values against the rules of the policy type (named in the path) and reports every problem, as `is_valid: false` on validate and as 422 `POLICY_VALIDATION_ERROR` on upsert. */
         PolicyVariantInput: {
             schema_version: string;
             policy_version: number;
@@ -1327,13 +1349,14 @@ export interface components {
             items_hash: string;
             artifact_hash: string;
             variants_hash: string;
-            entries: {
-                policy_id: string | null;
-                variant: string | null;
-                /** @enum {string} */
-                action: "imported" | "updated" | "skipped" | "error";
-                detail: string;
-            }[];
+            entries: components["schemas"]["ImportEntry"][];
+        };
+        ImportEntry: {
+            policy_id: string | null;
+            variant: string | null;
+            /** @enum {string} */
+            action: "imported" | "updated" | "skipped" | "error";
+            detail: string;
         };
         PolicyHashSnapshot: {
             /** @enum {string} */
@@ -1342,11 +1365,12 @@ export interface components {
             generated_at: string;
             file_count: number;
             root_hash: string;
-            directories: {
-                path: string;
-                file_count: number;
-                hash: string;
-            }[];
+            directories: components["schemas"]["SnapshotDirectory"][];
+        };
+        SnapshotDirectory: {
+            path: string;
+            file_count: number;
+            hash: string;
         };
         /**
          * @description A character's axis snapshot.
@@ -1371,13 +1395,16 @@ export interface components {
             seed: number;
             /** @description Hash of the world's manifest and axis bundle the state was computed with. */
             policy_hash: string | null;
-            axes: {
-                [key: string]: {
-                    score: number;
-                    label: string | null;
-                };
-            };
+            axes: components["schemas"]["AxisScores"];
         } | null;
+        /** @description Axis name → its score and label. */
+        AxisScores: {
+            [key: string]: components["schemas"]["AxisScore"];
+        };
+        AxisScore: {
+            score: number;
+            label: string | null;
+        };
         CreatedCharacter: {
             success: boolean;
             message: string;
@@ -1400,7 +1427,7 @@ export interface components {
             entity_state: components["schemas"]["EntityState"] | null;
             entity_state_error: string | null;
         };
-        LoginDirectResponse: {
+        DirectLoginResult: {
             success: boolean;
             message: string;
             /** Format: uuid */
@@ -1418,31 +1445,34 @@ export interface components {
             state_updated_at: string | null;
             base_state: components["schemas"]["EntityState"] | null;
             current_state: components["schemas"]["EntityState"] | null;
-            axes: {
-                axis_id: number;
-                axis_name: string;
-                axis_score: number;
-                axis_label: string | null;
-            }[];
+            axes: components["schemas"]["CharacterAxis"][];
+        };
+        CharacterAxis: {
+            axis_id: number;
+            axis_name: string;
+            axis_score: number;
+            axis_label: string | null;
         };
         CharacterAxisEvents: {
             character_id: number;
-            events: {
-                event_id: number;
-                world_id: string;
-                event_type: string;
-                event_type_description: string | null;
-                timestamp: string | null;
-                metadata: {
-                    [key: string]: string;
-                };
-                deltas: {
-                    axis_name: string;
-                    old_score: number;
-                    new_score: number;
-                    delta: number;
-                }[];
-            }[];
+            events: components["schemas"]["AxisEvent"][];
+        };
+        AxisEvent: {
+            event_id: number;
+            world_id: string;
+            event_type: string;
+            event_type_description: string | null;
+            timestamp: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            deltas: components["schemas"]["AxisDelta"][];
+        };
+        AxisDelta: {
+            axis_name: string;
+            old_score: number;
+            new_score: number;
+            delta: number;
         };
         GameStatus: {
             /** @description Characters of the world bound to an unexpired session, the caller included. */
@@ -1453,17 +1483,19 @@ export interface components {
         RoomChat: {
             /** @description The messages formatted as text, one `<sender>: <text>` line each. */
             chat: string;
-            messages: {
-                id: number;
-                sender: string;
-                /** @description HTML-escaped, as stored. */
-                text: string;
-                /** @enum {string} */
-                channel: "say" | "yell" | "whisper";
-                recipient: string | null;
-                created_at: string;
-            }[];
+            messages: components["schemas"]["ChatMessage"][];
         };
+        ChatMessage: {
+            id: number;
+            sender: string;
+            /** @description HTML-escaped, as stored. */
+            text: string;
+            channel: components["schemas"]["ChatChannel"];
+            recipient: string | null;
+            created_at: string;
+        };
+        /** @enum {string} */
+        ChatChannel: "say" | "yell" | "whisper";
         AxisValue: {
             label: string;
             score: number;
@@ -1511,12 +1543,13 @@ export interface components {
                 [key: string]: string | null;
             };
             compiled_prompt: string;
-            generation_defaults: {
-                model_id: string;
-                aspect_ratio: string;
-                seed: number | null;
-            };
+            generation_defaults: components["schemas"]["GenerationDefaults"];
             missing_components: string[];
+        };
+        GenerationDefaults: {
+            model_id: string;
+            aspect_ratio: string;
+            seed: number | null;
         };
         TranslationResult: {
             ic_text: string | null;
@@ -1545,14 +1578,15 @@ export interface components {
             axes: {
                 [key: string]: number;
             };
-            provenance: {
-                source: string;
-                served_via: string;
-                generator: string;
-                generator_version: string;
-                generator_capabilities: string[];
-                generated_at: string;
-            };
+            provenance: components["schemas"]["AxisProvenance"];
+        };
+        AxisProvenance: {
+            source: string;
+            served_via: string;
+            generator: string;
+            generator_version: string;
+            generator_capabilities: string[];
+            generated_at: string;
         };
         LedgerEvent: {
             id: number;
@@ -1572,6 +1606,214 @@ export interface components {
             checksum: string;
             checksum_verified: boolean;
         };
+        PingResult: {
+            /** @enum {boolean} */
+            ok: true;
+        };
+        PlayerList: {
+            players: components["schemas"]["PlayerRow"][];
+        };
+        ConnectionList: {
+            connections: components["schemas"]["ConnectionRow"][];
+        };
+        LocationList: {
+            locations: components["schemas"]["LocationRow"][];
+        };
+        TableList: {
+            tables: components["schemas"]["TableInfo"][];
+        };
+        TableRows: {
+            table: string;
+            columns: string[];
+            rows: unknown[][];
+        };
+        SessionList: {
+            sessions: components["schemas"]["SessionRow"][];
+        };
+        ChatMessageList: {
+            messages: components["schemas"]["ChatMessageRow"][];
+        };
+        KickRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            /** @description The session to end. */
+            target_session_id: string;
+        };
+        CreateUserRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            /** @description Trimmed; 2 to 20 characters. */
+            username: string;
+            /** @description Surrounding spaces and letter case are ignored. */
+            role: components["schemas"]["Role"];
+            /** @description Must pass the STANDARD password policy. */
+            password: string;
+            /** @description Must equal `password`. */
+            password_confirm: string;
+        };
+        ManageUserRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            /** @description Letter case and surrounding spaces are ignored. */
+            action: components["schemas"]["ManageAction"];
+            target_username: string;
+            /** @description Required for `change_role`; letter case and surrounding spaces are ignored. */
+            new_role?: components["schemas"]["Role"];
+            /** @description Required for `change_password`; at least 8 characters. */
+            new_password?: string;
+        };
+        WorldAccessRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            target_username: string;
+            world_id: string;
+            can_access: boolean;
+        };
+        PolicyList: {
+            items: components["schemas"]["PolicyObject"][];
+        };
+        ActivationRequest: {
+            world_id: string;
+            /** @description Absent, null or empty for the world scope. */
+            client_profile?: string | null;
+            policy_id: components["schemas"]["PolicyId"];
+            variant: string;
+            rollback_of_activation_id?: number | null;
+        };
+        PublishRequest: {
+            world_id: string;
+            client_profile?: string | null;
+        };
+        ImportRequest: {
+            /** @description A publish artifact, as written by `POST /api/policy-publish`. */
+            artifact: {
+                [key: string]: unknown;
+            };
+            /** @default true */
+            activate: boolean;
+        };
+        GuestRegistrationRequest: {
+            /** @description Must pass the STANDARD password policy. */
+            password: string;
+            /** @description Must equal `password`. */
+            password_confirm: string;
+            /** @description Trimmed; 2 to 40 letters, spaces, apostrophes and hyphens; unique across the server. */
+            character_name: string;
+        };
+        DirectLoginRequest: {
+            username: string;
+            password: string;
+            world_id: string;
+            /** @description The character to play; created under this name when `create_character` is true and it does not exist. */
+            character_name: string;
+            /** @default false */
+            create_character: boolean;
+        };
+        CharacterList: {
+            characters: components["schemas"]["CharacterSummary"][];
+        };
+        CreateCharacterRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            world_id: string;
+        };
+        SelectCharacterRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            character_id: number;
+            /** @description Defaults to the character's world. */
+            world_id?: string | null;
+        };
+        CharacterSelection: {
+            success: boolean;
+            message: string;
+            character_name: string;
+        };
+        ProvisionCharacterRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            target_username: string;
+            world_id: string;
+        };
+        CommandRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            command: string;
+        };
+        LabWorldList: {
+            worlds: components["schemas"]["LabWorld"][];
+        };
+        LabWorld: {
+            world_id: string;
+            name: string;
+            translation_enabled: boolean;
+        };
+        CompileImagePromptRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            world_id: string;
+            species: string;
+            /** @description Trimmed and lower-cased; any non-blank value. */
+            gender: string;
+            axes: {
+                [key: string]: components["schemas"]["AxisValue"];
+            };
+            world_context?: string[];
+            occupation_signals?: string[];
+            model_id?: string | null;
+            aspect_ratio?: string | null;
+            seed?: number | null;
+        };
+        TranslateRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            world_id: string;
+            ooc_message: string;
+            axes: {
+                [key: string]: components["schemas"]["AxisValue"];
+            };
+            /** @default Lab Subject */
+            character_name: string;
+            /** @default say */
+            channel: string;
+            /**
+             * @description -1 means no seed; a seed forces temperature 0.
+             * @default -1
+             */
+            seed: number;
+            /** @default 0.7 */
+            temperature: number;
+            /** @description Used for this request only. */
+            prompt_template_override?: string | null;
+        };
+        LlmCommandRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            command: string;
+            server_url?: string;
+        };
+        LlmCommandResult: {
+            success: boolean;
+            output: string;
+        };
+        ConditionAxisRequest: {
+            world_id: string;
+            seed?: number | null;
+            bundle_id?: string | null;
+            inputs: components["schemas"]["ConditionAxisInputs"];
+        };
+        ConditionAxisInputs: {
+            entity: components["schemas"]["ConditionAxisEntity"];
+        };
+        ConditionAxisEntity: {
+            identity: components["schemas"]["EntityIdentity"];
+            /** @description Not blank. */
+            species: string;
+            axes?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        EntityIdentity: {
+            /** @description Not blank. */
+            gender: string;
+        };
+        LedgerEventList: {
+            events: components["schemas"]["LedgerEvent"][];
+        };
+        /**
+         * @description `deactivate` is an alias of `ban`.
+         * @enum {string}
+         */
+        ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password";
     };
     responses: {
         /** @description The request does not match the contract, or a field value is invalid. */
@@ -1594,6 +1836,20 @@ export interface components {
                 "application/json": components["schemas"]["ValidationError"];
             };
         };
+        /** @description The body is not JSON (`Content-Type: application/json`, UTF-8). */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": "Unsupported media type: send the body as application/json"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /** @description Missing, unknown or expired session, or bad credentials. */
         Unauthorized: {
             headers: {
@@ -1605,7 +1861,7 @@ export interface components {
                  *       "detail": "Invalid or expired session"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The session's role lacks the permission. */
@@ -1619,7 +1875,7 @@ export interface components {
                  *       "detail": "Insufficient permissions. Required: view_logs"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The resource does not exist. */
@@ -1633,7 +1889,7 @@ export interface components {
                  *       "detail": "Not Found"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The session's role is neither admin nor superuser. */
@@ -1647,7 +1903,7 @@ export interface components {
                  *       "detail": "Policy API requires admin or superuser role."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description A policy-layer failure; `code` names it (e.g. POLICY_NOT_FOUND, POLICY_VALIDATION_ERROR). */
@@ -1677,7 +1933,7 @@ export interface components {
                  *       "detail": "No character slots remain in 'emberwick' for account 'mira'. 3/3 used."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description An upstream service (the name generator) is unavailable or answered badly. */
@@ -1691,7 +1947,7 @@ export interface components {
                  *       "detail": "Name generation API unavailable."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description A condition-axis failure; `code` names it, `stage` is `axis_input`. */
@@ -1721,7 +1977,7 @@ export interface components {
                  *       "detail": "Lab endpoints require admin or superuser role."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description The session is valid but no character is selected. */
@@ -1735,7 +1991,7 @@ export interface components {
                  *       "detail": "No character selected for session. Select a character first."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description Too many attempts; retry after the number of seconds in `Retry-After`. */
@@ -1750,7 +2006,7 @@ export interface components {
                  *       "detail": "Too many attempts. Try again in 60 seconds."
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
         /** @description Unexpected failure; details are only in the server log. */
@@ -1764,29 +2020,23 @@ export interface components {
                  *       "detail": "Internal server error"
                  *     }
                  */
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ErrorBody"];
             };
         };
     };
     parameters: {
-        /**
-         * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-         * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-         */
-        SessionIdQuery: string;
-        /**
-         * @description Session id from `POST /login`.
-         * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-         */
-        SessionIdPath: string;
+        /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+        SessionIdQuery: components["schemas"]["SessionId"];
+        /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
+        SessionIdPath: components["schemas"]["SessionId"];
         /**
          * @description `<policy_type>:<namespace>:<policy_key>` (colons may be sent as `%3A`).
          * @example species_block:image.blocks.species:heron_folk
          */
-        PolicyIdPath: string;
+        PolicyIdPath: components["schemas"]["PolicyId"];
         /** @example emberwick */
         WorldIdPath: string;
-        /** @example 4 */
+        /** @example 1 */
         CharacterIdPath: number;
         /**
          * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased, `unknown` when absent.
@@ -1908,6 +2158,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -1970,7 +2221,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["LoginResponse"];
+                    "application/json": components["schemas"]["LoginResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1985,9 +2236,10 @@ export interface operations {
                      *       "detail": "Invalid username or password"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -1999,13 +2251,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d"
-                 *     }
-                 */
                 "application/json": components["schemas"]["SessionRequest"];
             };
         };
@@ -2027,6 +2274,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     changePassword: {
@@ -2040,7 +2288,6 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
                  *       "old_password": "Quiet-Lantern-42",
                  *       "new_password": "Copper-Heron-Tide-9"
                  *     }
@@ -2066,6 +2313,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
@@ -2075,10 +2323,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Session id from `POST /login`.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
+                /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
                 session_id: components["parameters"]["SessionIdPath"];
             };
             cookie?: never;
@@ -2096,10 +2341,7 @@ export interface operations {
                      *       "ok": true
                      *     }
                      */
-                    "application/json": {
-                        /** @enum {boolean} */
-                        ok: true;
-                    };
+                    "application/json": components["schemas"]["PingResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2108,12 +2350,9 @@ export interface operations {
     };
     adminListPlayers: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2150,9 +2389,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        players: components["schemas"]["PlayerRow"][];
-                    };
+                    "application/json": components["schemas"]["PlayerList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2162,12 +2399,9 @@ export interface operations {
     };
     adminListConnections: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2199,9 +2433,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        connections: components["schemas"]["ConnectionRow"][];
-                    };
+                    "application/json": components["schemas"]["ConnectionList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2211,12 +2443,9 @@ export interface operations {
     };
     adminListPlayerLocations: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2244,9 +2473,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        locations: components["schemas"]["LocationRow"][];
-                    };
+                    "application/json": components["schemas"]["LocationList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2256,12 +2483,9 @@ export interface operations {
     };
     adminListTables: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2292,9 +2516,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        tables: components["schemas"]["TableInfo"][];
-                    };
+                    "application/json": components["schemas"]["TableList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2304,12 +2526,9 @@ export interface operations {
     };
     adminReadTable: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example 100 */
                 limit?: number;
                 /** @example 0 */
@@ -2353,11 +2572,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        table: string;
-                        columns: string[];
-                        rows: unknown[][];
-                    };
+                    "application/json": components["schemas"]["TableRows"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2374,19 +2589,16 @@ export interface operations {
                      *       "detail": "Table 'sqlite_master' does not exist"
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
     };
     adminListSessions: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2417,9 +2629,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        sessions: components["schemas"]["SessionRow"][];
-                    };
+                    "application/json": components["schemas"]["SessionList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2429,12 +2639,9 @@ export interface operations {
     };
     adminListChatMessages: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example 100 */
                 limit?: number;
             };
@@ -2465,9 +2672,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        messages: components["schemas"]["ChatMessageRow"][];
-                    };
+                    "application/json": components["schemas"]["ChatMessageList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2486,14 +2691,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "target_session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    target_session_id: string;
-                };
+                "application/json": components["schemas"]["KickRequest"];
             };
         };
         responses: {
@@ -2515,6 +2716,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     adminCreateUser: {
@@ -2528,20 +2730,13 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "username": "builder1",
                  *       "role": "worldbuilder",
                  *       "password": "Copper-Heron-Tide-9",
                  *       "password_confirm": "Copper-Heron-Tide-9"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    username: string;
-                    role: string;
-                    password: string;
-                    password_confirm: string;
-                };
+                "application/json": components["schemas"]["CreateUserRequest"];
             };
         };
         responses: {
@@ -2563,6 +2758,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -2577,18 +2773,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "action": "ban",
                  *       "target_username": "mira"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    action: string;
-                    target_username: string;
-                    new_role?: string;
-                    new_password?: string;
-                };
+                "application/json": components["schemas"]["ManageUserRequest"];
             };
         };
         responses: {
@@ -2611,6 +2800,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -2625,18 +2815,12 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "target_username": "mira",
                  *       "world_id": "hollow_spire",
                  *       "can_access": true
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    target_username: string;
-                    world_id: string;
-                    can_access: boolean;
-                };
+                "application/json": components["schemas"]["WorldAccessRequest"];
             };
         };
         responses: {
@@ -2659,6 +2843,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     adminStopServer: {
@@ -2668,13 +2853,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a"
-                 *     }
-                 */
                 "application/json": components["schemas"]["SessionRequest"];
             };
         };
@@ -2697,16 +2877,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     getPolicyCapabilities: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -2754,12 +2932,9 @@ export interface operations {
     };
     listPolicies: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example species_block */
                 policy_type?: string;
                 /** @example image.blocks.species */
@@ -2804,9 +2979,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        items: components["schemas"]["PolicyObject"][];
-                    };
+                    "application/json": components["schemas"]["PolicyList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2816,12 +2989,9 @@ export interface operations {
     };
     getPolicy: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example v1 */
                 variant?: string;
             };
@@ -2843,6 +3013,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "policy_id": "species_block:image.blocks.species:heron_folk",
+                     *       "policy_type": "species_block",
+                     *       "namespace": "image.blocks.species",
+                     *       "policy_key": "heron_folk",
+                     *       "variant": "v1",
+                     *       "schema_version": "1.0",
+                     *       "policy_version": 1,
+                     *       "status": "active",
+                     *       "content": {
+                     *         "text": "A heron-folk of Emberwick: tall and narrow-shouldered, with a long neck, a sharp grey-yellow beak and slate-grey plumage that lies flat and oily against the canal damp. Thin legs end in long-toed feet, and the eyes are round, pale gold and very still. Soot collects in the fine down at the throat; a few long crest feathers trail behind the head."
+                     *       },
+                     *       "content_hash": "ffbde1e0e074b5a0167ee96717b8b972d556ee871e4362bd25742462284bc054",
+                     *       "updated_at": "2026-11-21T00:00:00.000Z",
+                     *       "updated_by": "world-package",
+                     *       "slot_kinds": [
+                     *         "image.blocks.species"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PolicyObject"];
                 };
             };
@@ -2856,11 +3047,8 @@ export interface operations {
     validatePolicy: {
         parameters: {
             query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example v1 */
                 variant: string;
             };
@@ -2916,17 +3104,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PolicyForbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
         };
     };
     upsertPolicyVariant: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path: {
@@ -2935,7 +3121,7 @@ export interface operations {
                  * @example species_block:image.blocks.species:heron_folk
                  */
                 policy_id: components["parameters"]["PolicyIdPath"];
-                /** @example v1 */
+                /** @example v2 */
                 variant: string;
             };
             cookie?: never;
@@ -2945,8 +3131,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "schema_version": "1.0",
-                 *       "policy_version": 1,
-                 *       "status": "active",
+                 *       "policy_version": 2,
+                 *       "status": "draft",
                  *       "content": {
                  *         "text": "Tall, long-necked canal folk with grey-feathered shoulders."
                  *       }
@@ -2962,23 +3148,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "policy_id": "species_block:image.blocks.species:heron_folk",
+                     *       "policy_type": "species_block",
+                     *       "namespace": "image.blocks.species",
+                     *       "policy_key": "heron_folk",
+                     *       "variant": "v2",
+                     *       "schema_version": "1.0",
+                     *       "policy_version": 2,
+                     *       "status": "draft",
+                     *       "content": {
+                     *         "text": "Tall, long-necked canal folk with grey-feathered shoulders and ink-stained fingers."
+                     *       },
+                     *       "content_hash": "6eee6390f0c852472c0ef6b02b94725d1f3889894894bac832d2dc32f3799ad0",
+                     *       "updated_at": "2026-11-24T12:21:47.892Z",
+                     *       "updated_by": "root",
+                     *       "slot_kinds": [
+                     *         "image.blocks.species"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PolicyObject"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PolicyForbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
         };
     };
     listPolicyActivations: {
         parameters: {
             query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description `<world_id>` or `<world_id>:<client_profile>`.
                  * @example emberwick:mobile
@@ -2999,6 +3204,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "client_profile": "mobile",
+                     *       "items": [
+                     *         {
+                     *           "world_id": "emberwick",
+                     *           "client_profile": null,
+                     *           "policy_id": "axis_bundle:axis.bundles:emberwick_axes",
+                     *           "variant": "v1",
+                     *           "activated_at": "2026-11-24T12:21:47.892Z",
+                     *           "activated_by": "world-package",
+                     *           "rollback_of_activation_id": null,
+                     *           "audit_event_id": null
+                     *         },
+                     *         {
+                     *           "world_id": "emberwick",
+                     *           "client_profile": "mobile",
+                     *           "policy_id": "species_block:image.blocks.species:heron_folk",
+                     *           "variant": "v2",
+                     *           "activated_at": "2026-11-24T12:21:47.892Z",
+                     *           "activated_by": "root",
+                     *           "rollback_of_activation_id": null,
+                     *           "audit_event_id": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PolicyActivationList"];
                 };
             };
@@ -3011,12 +3244,9 @@ export interface operations {
     };
     activatePolicy: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -3029,17 +3259,10 @@ export interface operations {
                  *       "world_id": "emberwick",
                  *       "client_profile": "mobile",
                  *       "policy_id": "species_block:image.blocks.species:heron_folk",
-                 *       "variant": "v2"
+                 *       "variant": "v1"
                  *     }
                  */
-                "application/json": {
-                    world_id: string;
-                    /** @description Absent or null for the world scope. */
-                    client_profile?: string | null;
-                    policy_id: string;
-                    variant: string;
-                    rollback_of_activation_id?: number | null;
-                };
+                "application/json": components["schemas"]["ActivationRequest"];
             };
         };
         responses: {
@@ -3069,18 +3292,16 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
             409: components["responses"]["PolicyFailure"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
             500: components["responses"]["PolicyFailure"];
         };
     };
     publishPolicies: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -3094,10 +3315,7 @@ export interface operations {
                  *       "client_profile": null
                  *     }
                  */
-                "application/json": {
-                    world_id: string;
-                    client_profile?: string | null;
-                };
+                "application/json": components["schemas"]["PublishRequest"];
             };
         };
         responses: {
@@ -3107,6 +3325,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "publish_run_id": 1,
+                     *       "manifest": {
+                     *         "world_id": "emberwick",
+                     *         "client_profile": "mobile",
+                     *         "generated_at": "2026-11-24T12:21:47.892Z",
+                     *         "item_count": 21,
+                     *         "items_hash": "84df5b2c0091c86bfb56a692fb9f1d5b7219b21ce34e9f09d8c31fc9e417e93b",
+                     *         "manifest_hash": "d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c",
+                     *         "items": [
+                     *           {
+                     *             "policy_id": "axis_bundle:axis.bundles:emberwick_axes",
+                     *             "policy_type": "axis_bundle",
+                     *             "namespace": "axis.bundles",
+                     *             "policy_key": "emberwick_axes",
+                     *             "variant": "v1",
+                     *             "schema_version": "1.0",
+                     *             "policy_version": 1,
+                     *             "status": "active",
+                     *             "content_hash": "25364c8f3f4ff55b579c0ff9b5b645b8df978578943d37e2eddb1ac064c5fb10",
+                     *             "updated_at": "2026-11-21T00:00:00.000Z"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "artifact": {
+                     *         "artifact_hash": "67115f79aa001e2716e4aca6d1e65a0842e58fdd060ac1153af50268bd49ca36",
+                     *         "artifact_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
+                     *         "latest_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/latest.json"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PublishResponse"];
                 };
             };
@@ -3115,22 +3365,20 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
             409: components["responses"]["PolicyFailure"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
             500: components["responses"]["PolicyFailure"];
         };
     };
     getPublishRun: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path: {
-                /** @example 3 */
+                /** @example 1 */
                 publish_run_id: number;
             };
             cookie?: never;
@@ -3143,6 +3391,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "publish_run_id": 1,
+                     *       "world_id": "emberwick",
+                     *       "client_profile": "mobile",
+                     *       "actor": "root",
+                     *       "created_at": "2026-11-24T12:21:47.892Z",
+                     *       "manifest": {
+                     *         "client_profile": "mobile",
+                     *         "generated_at": "2026-11-24T12:21:47.892Z",
+                     *         "item_count": 21,
+                     *         "items": [
+                     *           {
+                     *             "content_hash": "25364c8f3f4ff55b579c0ff9b5b645b8df978578943d37e2eddb1ac064c5fb10",
+                     *             "namespace": "axis.bundles",
+                     *             "policy_id": "axis_bundle:axis.bundles:emberwick_axes",
+                     *             "policy_key": "emberwick_axes",
+                     *             "policy_type": "axis_bundle",
+                     *             "policy_version": 1,
+                     *             "schema_version": "1.0",
+                     *             "status": "active",
+                     *             "updated_at": "2026-11-21T00:00:00.000Z",
+                     *             "variant": "v1"
+                     *           }
+                     *         ],
+                     *         "items_hash": "84df5b2c0091c86bfb56a692fb9f1d5b7219b21ce34e9f09d8c31fc9e417e93b",
+                     *         "manifest_hash": "d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c",
+                     *         "world_id": "emberwick"
+                     *       },
+                     *       "artifact": {
+                     *         "artifact_hash": "67115f79aa001e2716e4aca6d1e65a0842e58fdd060ac1153af50268bd49ca36",
+                     *         "artifact_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
+                     *         "latest_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/latest.json"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PublishRun"];
                 };
             };
@@ -3154,12 +3438,9 @@ export interface operations {
     };
     importPolicyArtifact: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -3169,22 +3450,26 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "activate": true,
+                 *       "activate": false,
                  *       "artifact": {
                  *         "world_id": "emberwick",
                  *         "client_profile": null,
-                 *         "variants": []
+                 *         "variants": [
+                 *           {
+                 *             "policy_id": "species_block:image.blocks.species:heron_folk",
+                 *             "variant": "v3",
+                 *             "schema_version": "1.0",
+                 *             "policy_version": 3,
+                 *             "status": "draft",
+                 *             "content": {
+                 *               "text": "Tall canal folk with soot in their crest feathers."
+                 *             }
+                 *           }
+                 *         ]
                  *       }
                  *     }
                  */
-                "application/json": {
-                    /** @description A publish artifact, as written by `POST /api/policy-publish`. */
-                    artifact: {
-                        [key: string]: unknown;
-                    };
-                    /** @default true */
-                    activate?: boolean;
-                };
+                "application/json": components["schemas"]["ImportRequest"];
             };
         };
         responses: {
@@ -3194,6 +3479,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "client_profile": null,
+                     *       "activate": false,
+                     *       "item_count": 1,
+                     *       "imported_count": 1,
+                     *       "updated_count": 0,
+                     *       "skipped_count": 0,
+                     *       "error_count": 0,
+                     *       "activated_count": 0,
+                     *       "activation_skipped_count": 0,
+                     *       "manifest_hash": "",
+                     *       "items_hash": "",
+                     *       "artifact_hash": "950051912654f2280fb2af1f281a3c058d52c4f36ce5f4947ff538a09209416b",
+                     *       "variants_hash": "ff04c2b72a7a1ddca76918506521d2a8d0bd703d113feda729ea6a8f43aa0e3d",
+                     *       "entries": [
+                     *         {
+                     *           "policy_id": "species_block:image.blocks.species:heron_folk",
+                     *           "variant": "v3",
+                     *           "action": "imported",
+                     *           "detail": "imported species_block:image.blocks.species:heron_folk:v3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PolicyImportResult"];
                 };
             };
@@ -3202,17 +3513,15 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
             409: components["responses"]["PolicyFailure"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
         };
     };
     getPolicyHashSnapshot: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description Defaults to the server's default world.
                  * @example emberwick
@@ -3231,6 +3540,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "hash_version": "policy_db_snapshot_hash_v2",
+                     *       "canonical_root": "canonical_db://emberwick/effective-activations",
+                     *       "generated_at": "2026-11-24T12:21:47.892Z",
+                     *       "file_count": 21,
+                     *       "root_hash": "213d2299ccd3e224c912c127a8adeca7960f34f0dbc4dd2a9fcbc35971a35d68",
+                     *       "directories": [
+                     *         {
+                     *           "path": "axis_bundle",
+                     *           "file_count": 1,
+                     *           "hash": "409dd6df65dc134b1e953a3e27e4e040e105f4d9788bf098753e7cfd7507613a"
+                     *         },
+                     *         {
+                     *           "path": "axis_bundle/axis",
+                     *           "file_count": 1,
+                     *           "hash": "409dd6df65dc134b1e953a3e27e4e040e105f4d9788bf098753e7cfd7507613a"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PolicyHashSnapshot"];
                 };
             };
@@ -3257,11 +3587,7 @@ export interface operations {
                  *       "character_name": "Wren Ashdown"
                  *     }
                  */
-                "application/json": {
-                    password: string;
-                    password_confirm: string;
-                    character_name: string;
-                };
+                "application/json": components["schemas"]["GuestRegistrationRequest"];
             };
         };
         responses: {
@@ -3271,10 +3597,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Temporary guest account created successfully! You can now login as guest_78283.",
+                     *       "username": "guest_78283",
+                     *       "character_id": 1,
+                     *       "character_name": "Wren Ashdown",
+                     *       "world_id": "emberwick",
+                     *       "entity_state": {
+                     *         "world_id": "emberwick",
+                     *         "seed": 1203394476,
+                     *         "policy_hash": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *         "axes": {
+                     *           "demeanor": {
+                     *             "score": 0.72,
+                     *             "label": "bold"
+                     *           },
+                     *           "health": {
+                     *             "score": 0.125,
+                     *             "label": "consumptive"
+                     *           },
+                     *           "physique": {
+                     *             "score": 0.87,
+                     *             "label": "broad"
+                     *           },
+                     *           "wealth": {
+                     *             "score": 0.875,
+                     *             "label": "moneyed"
+                     *           }
+                     *         }
+                     *       },
+                     *       "entity_state_error": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["GuestRegistration"];
                 };
             };
             400: components["responses"]["BadRequest"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -3298,17 +3659,11 @@ export interface operations {
                  *       "username": "mira",
                  *       "password": "Quiet-Lantern-42",
                  *       "world_id": "emberwick",
-                 *       "character_name": "Wren Ashdown"
+                 *       "character_name": "Mara Vell",
+                 *       "create_character": true
                  *     }
                  */
-                "application/json": {
-                    username: string;
-                    password: string;
-                    world_id: string;
-                    character_name?: string;
-                    /** @default false */
-                    create_character?: boolean;
-                };
+                "application/json": components["schemas"]["DirectLoginRequest"];
             };
         };
         responses: {
@@ -3318,7 +3673,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["LoginDirectResponse"];
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Login successful.",
+                     *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
+                     *       "role": "player",
+                     *       "character_name": "Wren Ashdown",
+                     *       "world_id": "emberwick"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DirectLoginResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3326,17 +3691,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
     listCharacters: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description Defaults to the server's default world.
                  * @example emberwick
@@ -3355,9 +3718,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        characters: components["schemas"]["CharacterSummary"][];
-                    };
+                    /**
+                     * @example {
+                     *       "characters": [
+                     *         {
+                     *           "id": 2,
+                     *           "name": "Rushaiss Wrashehurst",
+                     *           "user_id": 2,
+                     *           "world_id": "emberwick",
+                     *           "is_guest_created": false,
+                     *           "created_at": "2026-11-24 12:21:47",
+                     *           "updated_at": "2026-11-24 12:21:47"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CharacterList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3376,14 +3752,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
                  *       "world_id": "emberwick"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    world_id: string;
-                };
+                "application/json": components["schemas"]["CreateCharacterRequest"];
             };
         };
         responses: {
@@ -3393,6 +3765,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Character 'Rushaiss Wrashehurst' created for 'mira'.",
+                     *       "character_id": 2,
+                     *       "character_name": "Rushaiss Wrashehurst",
+                     *       "world_id": "emberwick",
+                     *       "seed": 1156052546,
+                     *       "entity_state": {
+                     *         "world_id": "emberwick",
+                     *         "seed": 1156052546,
+                     *         "policy_hash": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *         "axes": {
+                     *           "demeanor": {
+                     *             "score": 0.58,
+                     *             "label": "even"
+                     *           },
+                     *           "health": {
+                     *             "score": 0.625,
+                     *             "label": "sound"
+                     *           },
+                     *           "physique": {
+                     *             "score": 0.5,
+                     *             "label": "wiry"
+                     *           },
+                     *           "wealth": {
+                     *             "score": 0.375,
+                     *             "label": "scraping"
+                     *           }
+                     *         }
+                     *       },
+                     *       "entity_state_error": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedCharacter"];
                 };
             };
@@ -3401,6 +3807,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             502: components["responses"]["BadGateway"];
         };
     };
@@ -3415,15 +3822,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
-                 *       "character_id": 4
+                 *       "character_id": 1
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    character_id: number;
-                    world_id?: string | null;
-                };
+                "application/json": components["schemas"]["SelectCharacterRequest"];
             };
         };
         responses: {
@@ -3440,11 +3842,7 @@ export interface operations {
                      *       "character_name": "Wren Ashdown"
                      *     }
                      */
-                    "application/json": {
-                        success: boolean;
-                        message: string;
-                        character_name: string;
-                    };
+                    "application/json": components["schemas"]["CharacterSelection"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3452,6 +3850,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     adminCreateCharacter: {
@@ -3465,16 +3864,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "target_username": "mira",
                  *       "world_id": "hollow_spire"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    target_username: string;
-                    world_id: string;
-                };
+                "application/json": components["schemas"]["ProvisionCharacterRequest"];
             };
         };
         responses: {
@@ -3484,6 +3878,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Character 'Boastone Tallowcote' created for 'mira'.",
+                     *       "character_id": 3,
+                     *       "character_name": "Boastone Tallowcote",
+                     *       "world_id": "hollow_spire",
+                     *       "seed": 1715615368,
+                     *       "entity_state": null,
+                     *       "entity_state_error": "World 'hollow_spire' has no active axis bundle; character axis state unavailable."
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedCharacter"];
                 };
             };
@@ -3492,21 +3898,19 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             502: components["responses"]["BadGateway"];
         };
     };
     adminCharacterAxisState: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path: {
-                /** @example 4 */
+                /** @example 1 */
                 character_id: components["parameters"]["CharacterIdPath"];
             };
             cookie?: never;
@@ -3519,6 +3923,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "character_id": 2,
+                     *       "world_id": "emberwick",
+                     *       "state_seed": 1156052546,
+                     *       "state_version": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *       "state_updated_at": "2026-11-24T12:21:47.892Z",
+                     *       "base_state": {
+                     *         "axes": {
+                     *           "demeanor": {
+                     *             "label": "even",
+                     *             "score": 0.5
+                     *           },
+                     *           "health": {
+                     *             "label": "worn",
+                     *             "score": 0.5
+                     *           },
+                     *           "physique": {
+                     *             "label": "wiry",
+                     *             "score": 0.5
+                     *           },
+                     *           "wealth": {
+                     *             "label": "scraping",
+                     *             "score": 0.5
+                     *           }
+                     *         },
+                     *         "policy_hash": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *         "seed": 1156052546,
+                     *         "world_id": "emberwick"
+                     *       },
+                     *       "current_state": {
+                     *         "axes": {
+                     *           "demeanor": {
+                     *             "label": "even",
+                     *             "score": 0.58
+                     *           },
+                     *           "health": {
+                     *             "label": "sound",
+                     *             "score": 0.625
+                     *           },
+                     *           "physique": {
+                     *             "label": "wiry",
+                     *             "score": 0.5
+                     *           },
+                     *           "wealth": {
+                     *             "label": "scraping",
+                     *             "score": 0.375
+                     *           }
+                     *         },
+                     *         "policy_hash": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *         "seed": 1156052546,
+                     *         "world_id": "emberwick"
+                     *       },
+                     *       "axes": [
+                     *         {
+                     *           "axis_id": 1,
+                     *           "axis_name": "demeanor",
+                     *           "axis_score": 0.58,
+                     *           "axis_label": "even"
+                     *         },
+                     *         {
+                     *           "axis_id": 2,
+                     *           "axis_name": "health",
+                     *           "axis_score": 0.625,
+                     *           "axis_label": "sound"
+                     *         },
+                     *         {
+                     *           "axis_id": 3,
+                     *           "axis_name": "physique",
+                     *           "axis_score": 0.5,
+                     *           "axis_label": "wiry"
+                     *         },
+                     *         {
+                     *           "axis_id": 4,
+                     *           "axis_name": "wealth",
+                     *           "axis_score": 0.375,
+                     *           "axis_label": "scraping"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CharacterAxisState"];
                 };
             };
@@ -3530,18 +4015,15 @@ export interface operations {
     };
     adminCharacterAxisEvents: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example 50 */
                 limit?: number;
             };
             header?: never;
             path: {
-                /** @example 4 */
+                /** @example 1 */
                 character_id: components["parameters"]["CharacterIdPath"];
             };
             cookie?: never;
@@ -3554,6 +4036,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "character_id": 2,
+                     *       "events": [
+                     *         {
+                     *           "event_id": 2,
+                     *           "world_id": "emberwick",
+                     *           "event_type": "entity_profile_seeded",
+                     *           "event_type_description": "Axis profile seeded from the entity generator at character creation.",
+                     *           "timestamp": "2026-11-24T12:21:47.892Z",
+                     *           "metadata": {
+                     *             "axis_count": "4",
+                     *             "generator_version": "builtin-1",
+                     *             "seed": "1156052546",
+                     *             "source": "builtin"
+                     *           },
+                     *           "deltas": [
+                     *             {
+                     *               "axis_name": "demeanor",
+                     *               "old_score": 0.5,
+                     *               "new_score": 0.58,
+                     *               "delta": 0.07999999999999996
+                     *             },
+                     *             {
+                     *               "axis_name": "health",
+                     *               "old_score": 0.5,
+                     *               "new_score": 0.625,
+                     *               "delta": 0.125
+                     *             },
+                     *             {
+                     *               "axis_name": "wealth",
+                     *               "old_score": 0.5,
+                     *               "new_score": 0.375,
+                     *               "delta": -0.125
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CharacterAxisEvents"];
                 };
             };
@@ -3573,14 +4095,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
                  *       "command": "north"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    command: string;
-                };
+                "application/json": components["schemas"]["CommandRequest"];
             };
         };
         responses: {
@@ -3602,6 +4120,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     getStatus: {
@@ -3609,10 +4128,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Session id from `POST /login`.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
+                /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
                 session_id: components["parameters"]["SessionIdPath"];
             };
             cookie?: never;
@@ -3648,10 +4164,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /**
-                 * @description Session id from `POST /login`.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
+                /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
                 session_id: components["parameters"]["SessionIdPath"];
             };
             cookie?: never;
@@ -3689,12 +4202,9 @@ export interface operations {
     };
     labListWorlds: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -3719,13 +4229,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        worlds: {
-                            world_id: string;
-                            name: string;
-                            translation_enabled: boolean;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["LabWorldList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3735,17 +4239,14 @@ export interface operations {
     };
     labWorldConfig: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path: {
-                /** @example emberwick */
-                world_id: components["parameters"]["WorldIdPath"];
+                /** @example hollow_spire */
+                world_id: string;
             };
             cookie?: never;
         };
@@ -3757,6 +4258,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "hollow_spire",
+                     *       "name": "The Hollow Spire",
+                     *       "model": "gemma2:2b",
+                     *       "active_axes": [],
+                     *       "strict_mode": true,
+                     *       "max_output_chars": 280,
+                     *       "timeout_seconds": 10,
+                     *       "translation_enabled": true
+                     *     }
+                     */
                     "application/json": components["schemas"]["LabWorldConfig"];
                 };
             };
@@ -3768,12 +4281,9 @@ export interface operations {
     };
     labImagePolicyBundle: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path: {
@@ -3790,6 +4300,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "policy_schema": "emberwick.policy.v1",
+                     *       "policy_bundle_id": "emberwick_core",
+                     *       "policy_bundle_version": "1",
+                     *       "policy_hash": "447226d98b165377522f61d7c012c4975a7c2d35fdae649823acc17f1258bd4c",
+                     *       "composition_order": [
+                     *         "species_canon_block",
+                     *         "descriptor_layer_output",
+                     *         "clothing_block",
+                     *         "tone_profile_block"
+                     *       ],
+                     *       "required_runtime_inputs": [
+                     *         "entity.species",
+                     *         "entity.identity.gender",
+                     *         "entity.axes"
+                     *       ],
+                     *       "descriptor_layer_path": "descriptor_layer/image/descriptors/emberwick_descriptors/v1.json",
+                     *       "tone_profile_path": "tone_profile/image/tone_profiles/emberwick_ink_wash/v1.json",
+                     *       "species_registry_path": "registry/image/registries/species_registry/v1.json",
+                     *       "clothing_registry_path": "registry/image/registries/clothing_registry/v1.json",
+                     *       "missing_components": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImagePolicyBundle"];
                 };
             };
@@ -3811,7 +4346,6 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "world_id": "emberwick",
                  *       "species": "heron_folk",
                  *       "gender": "female",
@@ -3833,21 +4367,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    world_id: string;
-                    species: string;
-                    /** @description Trimmed and lower-cased; any non-blank value. */
-                    gender: string;
-                    axes: {
-                        [key: string]: components["schemas"]["AxisValue"];
-                    };
-                    world_context?: string[];
-                    occupation_signals?: string[];
-                    model_id?: string | null;
-                    aspect_ratio?: string | null;
-                    seed?: number | null;
-                };
+                "application/json": components["schemas"]["CompileImagePromptRequest"];
             };
         };
         responses: {
@@ -3857,6 +4377,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "policy_schema": "emberwick.policy.v1",
+                     *       "policy_bundle_id": "emberwick_core",
+                     *       "policy_bundle_version": "1",
+                     *       "policy_hash": "52ef37b41bdfd7dd98aa77793ae3943541b2ee55616ccd8366ee3c6f5779b374",
+                     *       "axis_hash": "6706c1abe1dd68d20f01fa153286159c5e6f8232498ce7cfc3e719081e33894f",
+                     *       "required_runtime_inputs": [
+                     *         "entity.species",
+                     *         "entity.identity.gender",
+                     *         "entity.axes"
+                     *       ],
+                     *       "selected_descriptor_layer_id": "emberwick_descriptors_v1",
+                     *       "selected_tone_profile_id": "emberwick_ink_wash_v1",
+                     *       "selected_species_block_id": "species_heron_folk",
+                     *       "selected_clothing_profile_id": "emberwick_everyday",
+                     *       "selected_clothing_slot_ids": {
+                     *         "outerwear": "outerwear_greatcoat_brass",
+                     *         "accessory": "accessory_lock_key_lanyard"
+                     *       },
+                     *       "compiled_prompt": "A heron-folk of Emberwick: tall and narrow-shouldered, with a long neck, a sharp grey-yellow beak and slate-grey plumage that lies flat and oily against the canal damp. Thin legs end in long-toed feet, and the eyes are round, pale gold and very still. Soot collects in the fine down at the throat; a few long crest feathers trail behind the head.\n\nShow one resident of Emberwick as the town would see them on an ordinary grey day. Let their bearing carry their demeanor: hunched and watchful when cowed or wary, square and unhurried when even, chin up and weight forward when bold or brazen. Let the body carry health and build: soot in the creases and a tired stoop when worn or consumptive, colour in the face when sound or hardy; gaunt, wiry or broad as the frame demands. Three-quarter length, turned a little from the viewer, with brick quays, lock gates and chimney smoke only hinted behind.\n\nA long bottle-green wool greatcoat with a high collar, a double row of polished brass buttons stamped with a lock gate, and cuffs kept free of soot.\nAn iron lock windlass key hung from a tarred rope lanyard across the body, its handle worn bright by use.\n\nRendered as an ink-and-wash illustration: confident dip-pen linework over loose, watery washes of lamp-black and sepia, with a single accent of ember orange where light or heat falls. Paper grain shows through the pale areas; edges bleed softly into damp-looking shadow. Quiet, observational, a page from a town chronicler's sketchbook.",
+                     *       "generation_defaults": {
+                     *         "model_id": "flux-2-klein-4b",
+                     *         "aspect_ratio": "1:1",
+                     *         "seed": null
+                     *       },
+                     *       "missing_components": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["CompiledImagePrompt"];
                 };
             };
@@ -3865,20 +4415,7 @@ export interface operations {
             403: components["responses"]["LabForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            /** @description A registry entry names a malformed policy id. */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "policy_id must be formatted as 'policy_type:namespace:policy_key'."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     labTranslate: {
@@ -3892,8 +4429,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
-                 *       "world_id": "emberwick",
+                 *       "world_id": "hollow_spire",
                  *       "ooc_message": "can you help me find the lantern?",
                  *       "axes": {
                  *         "demeanor": {
@@ -3903,27 +4439,7 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    world_id: string;
-                    ooc_message: string;
-                    axes: {
-                        [key: string]: components["schemas"]["AxisValue"];
-                    };
-                    /** @default Lab Subject */
-                    character_name?: string;
-                    /** @default say */
-                    channel?: string;
-                    /**
-                     * @description -1 means no seed; a seed forces temperature 0.
-                     * @default -1
-                     */
-                    seed?: number;
-                    /** @default 0.7 */
-                    temperature?: number;
-                    /** @description Used for this request only. */
-                    prompt_template_override?: string | null;
-                };
+                "application/json": components["schemas"]["TranslateRequest"];
             };
         };
         responses: {
@@ -3933,6 +4449,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ic_text": null,
+                     *       "status": "fallback.api_error",
+                     *       "profile_summary": "",
+                     *       "rendered_prompt": "You are Lab Subject, a character in Emberwick...",
+                     *       "prompt_template": "You are {character_name}, a character in {world_name}...",
+                     *       "model": "gemma2:2b",
+                     *       "world_config": {
+                     *         "world_id": "hollow_spire",
+                     *         "name": "The Hollow Spire",
+                     *         "model": "gemma2:2b",
+                     *         "active_axes": [],
+                     *         "strict_mode": true,
+                     *         "max_output_chars": 280,
+                     *         "timeout_seconds": 10,
+                     *         "translation_enabled": true
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TranslationResult"];
                 };
             };
@@ -3940,6 +4476,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["LabForbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description The world's translation layer is disabled. */
             503: {
                 headers: {
@@ -3951,7 +4488,7 @@ export interface operations {
                      *       "detail": "Translation layer not enabled for world 'emberwick'."
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
@@ -3967,15 +4504,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a",
                  *       "command": "list"
                  *     }
                  */
-                "application/json": {
-                    session_id: string;
-                    command: string;
-                    server_url?: string;
-                };
+                "application/json": components["schemas"]["LlmCommandRequest"];
             };
         };
         responses: {
@@ -3991,15 +4523,13 @@ export interface operations {
                      *       "output": "Available models:\n  - gemma2:2b (size: 1629518495, modified: 2026-11-01T10:00:00Z)\n"
                      *     }
                      */
-                    "application/json": {
-                        success: boolean;
-                        output: string;
-                    };
+                    "application/json": components["schemas"]["LlmCommandResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     adminLlmClearContext: {
@@ -4009,13 +4539,8 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a"
-                 *     }
-                 */
                 "application/json": components["schemas"]["SessionRequest"];
             };
         };
@@ -4038,16 +4563,14 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
         };
     };
     generateConditionAxes: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
@@ -4069,22 +4592,7 @@ export interface operations {
                  *       }
                  *     }
                  */
-                "application/json": {
-                    world_id: string;
-                    seed?: number | null;
-                    bundle_id?: string | null;
-                    inputs: {
-                        entity: {
-                            identity: {
-                                gender: string;
-                            };
-                            species: string;
-                            axes?: {
-                                [key: string]: unknown;
-                            } | null;
-                        };
-                    };
-                };
+                "application/json": components["schemas"]["ConditionAxisRequest"];
             };
         };
         responses: {
@@ -4094,11 +4602,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "bundle_id": "emberwick_axes",
+                     *       "bundle_version": "1",
+                     *       "policy_hash": "a42cc8b42c84447ed086ef3aafb74e2ad3113b5447d1b24f85a938ae74a309f2",
+                     *       "seed": 12345,
+                     *       "axes": {
+                     *         "demeanor": 0.3,
+                     *         "health": 0.82,
+                     *         "physique": 0.5,
+                     *         "wealth": 0.77
+                     *       },
+                     *       "provenance": {
+                     *         "source": "mud_server_canonical",
+                     *         "served_via": "/api/pipeline/condition-axis/generate",
+                     *         "generator": "entity_state_generation",
+                     *         "generator_version": "builtin-1",
+                     *         "generator_capabilities": [
+                     *           "numeric_axes",
+                     *           "label_axes"
+                     *         ],
+                     *         "generated_at": "2026-11-24T12:21:47Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConditionAxes"];
+                };
+            };
+            /** @description The body is not well-formed JSON (a body that is JSON but breaks the contract answers 422). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Malformed JSON in request body"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["AxisFailure"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["AxisFailure"];
             501: components["responses"]["AxisFailure"];
             502: components["responses"]["AxisFailure"];
@@ -4107,12 +4656,9 @@ export interface operations {
     };
     adminReadLedger: {
         parameters: {
-            query: {
-                /**
-                 * @description Session id from `POST /login`; a missing, empty, unknown or expired id answers 401.
-                 * @example 0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d
-                 */
-                session_id: components["parameters"]["SessionIdQuery"];
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example emberwick */
                 world_id?: string;
                 /** @example 100 */
@@ -4130,9 +4676,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        events: components["schemas"]["LedgerEvent"][];
-                    };
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": 1,
+                     *           "event_id": "7f3c2a10-2b1e-4c55-9a0d-3e4f5a6b7c8d",
+                     *           "timestamp": "2026-11-24T12:30:00.123000+00:00",
+                     *           "world_id": "emberwick",
+                     *           "event_type": "chat.translation",
+                     *           "schema_version": "1.0",
+                     *           "ipc_hash": null,
+                     *           "meta": {
+                     *             "phase": "pre_axis_engine"
+                     *           },
+                     *           "data": {
+                     *             "status": "success",
+                     *             "character_name": "Wren Ashdown",
+                     *             "channel": "say",
+                     *             "ooc_input": "anyone seen the lantern?",
+                     *             "ic_output": "Has anyone laid eyes on the lantern?"
+                     *           },
+                     *           "checksum": "sha256:5d41402abc4b2a76b9719d911017c592aa0f5bd1e5a4b9d8c2f1e3a7b6c5d4e3",
+                     *           "checksum_verified": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LedgerEventList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4143,10 +4714,7 @@ export interface operations {
     getMetrics: {
         parameters: {
             query?: {
-                /**
-                 * @description Needed when metrics are in `admin` mode.
-                 * @example 9d1e2f3a-0b4c-4d5e-8f6a-7b8c9d0e1f2a
-                 */
+                /** @description Needed when metrics are in `admin` mode. */
                 session_id?: string;
             };
             header?: never;

@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { Contract } from './openapi.ts';
 import { contractValidator } from './openapi.ts';
 import { requestContextMiddleware } from './middleware/request-context.ts';
+import { normalizeCaseInsensitiveFields } from './middleware/normalize.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { docsRouter } from './routes/docs.ts';
 import { publicRouter } from './routes/public.ts';
@@ -58,6 +59,7 @@ export function createApp({ config, logger, contract, version, services, request
   const json = express.json({ limit: config.server.maxBodyBytes });
   const jsonKeepingFloats = express.json({ limit: config.server.maxBodyBytes, reviver: keepFloats as (key: string, value: unknown) => unknown });
   app.use((req, res, next) => (req.path.startsWith('/api/polic') ? jsonKeepingFloats : json)(req, res, next));
+  app.use(normalizeCaseInsensitiveFields);
   app.use(contractValidator(contract, config.server.validateResponses));
 
   app.use(publicRouter(services.health, version));

@@ -2,8 +2,10 @@
  * One error type for deliberate failures and one terminal handler that renders every error
  * as JSON `{detail}` (decisions.md §2). Nothing internal ever reaches a response body.
  */
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from '../logging/logger.ts';
+import { parsePolicyId, parseScope, scopeFrom } from '../services/policy/policy-model.ts';
+import { CONDITION_AXIS_MESSAGES, missingRuntimeInputs } from '../services/axis/condition-axis.ts';
 
 /** A deliberate failure: status, readable detail, optional extra body fields and headers. */
 export class HttpError extends Error {
@@ -50,16 +52,16 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 }
 
 /**
- * A missing `session_id` is an authentication failure, not a malformed request: the
- * contract marks it required (so SDKs send it), and its absence answers 401 like a bad one.
+ * A malformed or empty `session_id` is an authentication failure, not a malformed request:
+ * it answers 401 like an unknown one (decisions.md §2).
  */
-function missingSessionId(issues: ValidatorIssue[]): boolean {
-  return issues.some((i) => i.errorCode === 'required.openapi.validation' && /\/session_id$/.test(i.path));
+function badSessionId(issues: ValidatorIssue[]): boolean {
+  return issues.some((i) => /^\/(body|query|params)\/session_id$/.test(i.path));
 }
 
 function fromValidator(err: ValidatorError): HttpError {
   const issues = err.errors ?? [];
-  if (err.status === 400 && missingSessionId(issues)) return new HttpError(401, INVALID_SESSION);
+  if (err.status === 400 && badSessionId(issues)) return new HttpError(401, INVALID_SESSION);
   switch (err.status) {
     case 400:
       return new HttpError(400, `Invalid request: ${err.message}`, {
@@ -118,19 +120,58 @@ export function toHttpError(err: unknown, logger: Logger): HttpError {
 /** The condition-axis endpoint reports contract violations in its own structured form. */
 export const CONDITION_AXIS_PATH = '/api/pipeline/condition-axis/generate';
 
-function axisValidationError(err: HttpError): HttpError {
-  const malformed = err.status === 400 && Array.isArray(err.extra.errors) && (err.extra.errors as ValidatorIssue[]).some((i) => i.path.startsWith('/body'));
-  return malformed
-    ? new HttpError(422, 'Invalid request payload for condition-axis generation.', { code: 'CONDITION_AXIS_VALIDATION_ERROR', stage: 'axis_input' })
-    : err;
+/** Contract paths of the runtime inputs the condition-axis service names when they are blank. */
+const RUNTIME_INPUTS: Readonly<Record<string, string>> = {
+  '/body/inputs/entity/identity/gender': 'entity.identity.gender',
+  '/body/inputs/entity/species': 'entity.species',
+};
+
+/** What the contract validator found wrong with a request; empty for any other error. */
+function requestIssues(err: unknown): ValidatorIssue[] {
+  return isValidatorError(err) && err.status === 400 ? (err.errors ?? []) : [];
+}
+
+function axisValidationError(err: HttpError, issues: ValidatorIssue[], logger: Logger): HttpError {
+  if (!issues.some((i) => i.path.startsWith('/body'))) return err;
+  const blankInputs = issues.map((i) => (i.errorCode === 'pattern.openapi.validation' ? RUNTIME_INPUTS[i.path] : undefined));
+  if (blankInputs.every((name) => name !== undefined)) return toHttpError(missingRuntimeInputs(blankInputs as string[]), logger);
+  return new HttpError(422, CONDITION_AXIS_MESSAGES.invalid, { code: 'CONDITION_AXIS_VALIDATION_ERROR', stage: 'axis_input' });
+}
+
+/**
+ * The policy routes answer a malformed policy id or scope the way the policy layer does (422
+ * with its code, ref-policy-lab.md §3), though the contract's patterns catch them first.
+ */
+const POLICY_GRAMMAR: Record<string, (req: Request) => unknown> = {
+  // Before routing only the validator has parsed the path.
+  '/params/policy_id': (req) => parsePolicyId(String((req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams?.policy_id)),
+  '/body/policy_id': (req) => parsePolicyId(String(req.body.policy_id)),
+  '/query/scope': (req) => parseScope(String(req.query.scope)),
+  '/body/world_id': (req) => scopeFrom(String(req.body.world_id), req.body.client_profile as string | null | undefined),
+};
+
+function policyGrammarError(err: HttpError, issues: ValidatorIssue[], req: Request, logger: Logger): HttpError {
+  for (const issue of issues) {
+    const parse = POLICY_GRAMMAR[issue.path];
+    if (!parse) continue;
+    try {
+      parse(req);
+    } catch (domainError) {
+      return toHttpError(domainError, logger);
+    }
+  }
+  return err;
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     let httpError = toHttpError(err, logger);
-    if (req.path === CONDITION_AXIS_PATH) httpError = axisValidationError(httpError);
+    if (req.path === CONDITION_AXIS_PATH) httpError = axisValidationError(httpError, requestIssues(err), logger);
+    else if (req.path.startsWith('/api/polic')) httpError = policyGrammarError(httpError, requestIssues(err), req, logger);
     res.set(httpError.headers);
+    // RFC 9110: a 401 names the scheme that would have worked.
+    if (httpError.status === 401) res.set('WWW-Authenticate', 'Bearer');
     res.status(httpError.status).json({ ...httpError.extra, detail: httpError.message });
   };
 }

@@ -10,6 +10,7 @@ import type { EntityStateCounters } from '../integrations/entity-state.ts';
 import type { SessionService } from '../services/accounts/session-service.ts';
 import { rank } from '../services/accounts/roles.ts';
 import { HttpError } from './errors.ts';
+import { presentedSessionId } from './middleware/auth.ts';
 
 export type MetricsMode = 'off' | 'open' | 'admin';
 
@@ -107,8 +108,7 @@ export function metricsRouter({ mode, metrics, sessions }: MetricsRouterDeps): R
   router.get('/metrics', async (req, res) => {
     if (mode === 'off' || metrics === null) throw new HttpError(404, 'Not Found');
     if (mode === 'admin') {
-      const id = req.query.session_id;
-      const session = await sessions.validate(typeof id === 'string' ? id : undefined);
+      const session = await sessions.validate(presentedSessionId(req, 'query'));
       if (rank(session.role) < rank('admin')) throw new HttpError(403, METRICS_FORBIDDEN);
     }
     const text = await metrics.registry.metrics();

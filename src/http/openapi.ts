@@ -29,9 +29,11 @@ export function contractValidator(contract: Contract, validateResponses: boolean
   return OpenApiValidator.middleware({
     // The validator annotates the document it is given; keep ours pristine for /openapi.json.
     apiSpec: structuredClone(contract.document) as never,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses,
     validateFormats: true,
+    // The bearer scheme is one of two ways to present a session; authenticate() checks both.
+    validateSecurity: false,
     ignoreUndocumented: false,
   }) as RequestHandler[];
 }

@@ -14,6 +14,7 @@ import { startTestServer, type HttpResponse, type TestServer } from '../helpers/
 import { createUser, login, sessionFor, GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { closedPortUrl, startFakeUpstream, type CannedResponse, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { toDbTime } from '../../src/db/clock.ts';
+import { expectContractError } from '../helpers/contract.ts';
 
 const HOUR = 3_600_000;
 const INVALID_SESSION = 'Invalid or expired session';
@@ -320,7 +321,7 @@ describe('characters (shipped worlds)', () => {
 
     it('answers a bad session with 401 and a blank world_id with 400', async () => {
       expectError(await createCharacter(server, 'no-such-session', 'emberwick'), 401, INVALID_SESSION);
-      expectError(await createCharacter(server, player, ''), 400, 'world_id is required');
+      expectContractError(await createCharacter(server, player, ''), '/body/world_id');
       expectError(await createCharacter(server, player, '   '), 400, 'world_id is required');
     });
 
@@ -612,7 +613,7 @@ describe('characters (shipped worlds)', () => {
     });
 
     it('requires character_name first, even with a bad username and password', async () => {
-      expectError(await loginDirect(server, { username: 'x', password: 'nope', world_id: 'atlantis' }), 400, 'character_name is required');
+      expectContractError(await loginDirect(server, { username: 'x', password: 'nope', world_id: 'atlantis' }), '/body/character_name');
       expectError(await loginDirect(server, { username: owner, password: GOOD_PASSWORD, world_id: 'emberwick', character_name: '  ' }), 400, 'character_name is required');
     });
 
@@ -743,7 +744,8 @@ describe('characters (shipped worlds)', () => {
     });
 
     it('checks, in order: target given, world given, target exists, rank, world exists', async () => {
-      expectError(await adminCreate(server, admin, '  ', ''), 400, 'target_username is required');
+      expectContractError(await adminCreate(server, admin, 'anyone', ''), '/body/world_id');
+      expectError(await adminCreate(server, admin, '  ', 'emberwick'), 400, 'target_username is required');
       expectError(await adminCreate(server, admin, target, '  '), 400, 'world_id is required');
       expectError(await adminCreate(server, admin, 'ghost', 'atlantis'), 404, "User 'ghost' not found");
       expectError(await adminCreate(server, admin, 'peer_admin', 'atlantis'), 403, "Insufficient permissions to manage user with role 'admin'");

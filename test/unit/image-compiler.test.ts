@@ -347,8 +347,8 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
       ['policy_ref missing', { policy_ref: undefined }, 409, `Registry entry missing canonical policy_ref mapping for scope (world_id='${W}'): 'aaa'`],
       ['policy_ref blank variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: ' ' } }, 409, "Registry entry has invalid policy_ref: {'policy_id': 'species_block:image.blocks.species:cinderkin', 'variant': ' '}"],
       ['policy_ref of another type', { policy_ref: { policy_id: 'clothing_block:image.blocks.clothing:caged_lantern', variant: 'v1' } }, 409, "Registry entry policy_ref type must be one of ['species_block']; got 'clothing_block' (clothing_block:image.blocks.clothing:caged_lantern:v1)."],
-      ['policy_ref with a malformed id', { policy_ref: { policy_id: 'species_block:nokey', variant: 'v1' } }, 422, "policy_id must be formatted as 'policy_type:namespace:policy_key'."],
-      ['policy_ref to a missing variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: 'v9' } }, 404, "Policy not found for id='species_block:image.blocks.species:cinderkin' variant='v9'."],
+      ['policy_ref with a malformed id', { policy_ref: { policy_id: 'species_block:nokey', variant: 'v1' } }, 409, "policy_id must be formatted as 'policy_type:namespace:policy_key'."],
+      ['policy_ref to a missing variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: 'v9' } }, 409, "Policy not found for id='species_block:image.blocks.species:cinderkin' variant='v9'."],
     ];
     for (const [name, extra, status, message] of refCases) {
       it(`${status} when ${name}`, async () => {

@@ -1,19 +1,36 @@
 /**
- * Session authentication for protected routes. The session id is read from where the
- * contract puts it (body, query or path); any problem answers 401 before the handler runs.
+ * Session authentication for protected routes. The session id comes from where the spec puts
+ * it (body, query or path) or from `Authorization: Bearer <session_id>`, the form SDK
+ * generators and Postman understand; any problem answers 401 before the handler runs.
  */
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { AuthenticatedSession, SessionService } from '../../services/accounts/session-service.ts';
 import { hasPermission, type Permission } from '../../services/accounts/roles.ts';
 import { insufficientPermission } from '../../services/admin/user-admin-service.ts';
+import { HttpError } from '../errors.ts';
 
 export type SessionSource = 'body' | 'query' | 'params';
 
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+export const SESSION_MISMATCH = 'session_id and the Authorization bearer token name different sessions; send one of them.';
+
+/**
+ * The session id a request presents: its `session_id` field or parameter, its bearer token,
+ * or both when they agree (400 when they differ). Undefined when it presents none.
+ */
+export function presentedSessionId(req: Request, source: SessionSource): string | undefined {
+  const container = (source === 'body' ? req.body : source === 'query' ? req.query : req.params) as Record<string, unknown> | undefined;
+  const field = container?.session_id;
+  const fromField = typeof field === 'string' && field !== '' ? field : undefined;
+  const fromHeader = BEARER.exec(req.get('authorization') ?? '')?.[1];
+  if (fromField !== undefined && fromHeader !== undefined && fromField !== fromHeader) throw new HttpError(400, SESSION_MISMATCH);
+  return fromField ?? fromHeader;
+}
+
 export function authenticate(sessions: SessionService, source: SessionSource): RequestHandler {
   return async (req, res, next) => {
-    const container = (source === 'body' ? req.body : source === 'query' ? req.query : req.params) as Record<string, unknown> | undefined;
-    const id = container?.session_id;
-    res.locals.session = await sessions.validate(typeof id === 'string' ? id : undefined);
+    res.locals.session = await sessions.validate(presentedSessionId(req, source));
     next();
   };
 }

@@ -17,7 +17,7 @@ import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, SessionService } from './session-service.ts';
 
-type LoginResponse = components['schemas']['LoginResponse'];
+type LoginResponse = components['schemas']['LoginResult'];
 type SuccessMessage = components['schemas']['SuccessMessage'];
 
 export const TEMPORARY_ACCOUNT_HOURS = 24;

@@ -93,6 +93,11 @@ function isoSeconds(now: Date): string {
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
+/** 422 naming the blank runtime inputs (`entity.species`, …), sorted. */
+export function missingRuntimeInputs(names: readonly string[]): HttpError {
+  return axisError(422, 'CONDITION_AXIS_VALIDATION_ERROR', `${CONDITION_AXIS_MESSAGES.invalid} Missing required runtime inputs: ${[...names].sort(byCodeUnit).join(', ')}.`);
+}
+
 export class ConditionAxisService {
   private readonly d: ConditionAxisDeps;
 
@@ -122,13 +127,7 @@ export class ConditionAxisService {
     const missingInputs: string[] = [];
     if (!entity.identity.gender.trim()) missingInputs.push('entity.identity.gender');
     if (!entity.species.trim()) missingInputs.push('entity.species');
-    if (missingInputs.length > 0) {
-      throw axisError(
-        422,
-        'CONDITION_AXIS_VALIDATION_ERROR',
-        `${CONDITION_AXIS_MESSAGES.invalid} Missing required runtime inputs: ${missingInputs.sort(byCodeUnit).join(', ')}.`,
-      );
-    }
+    if (missingInputs.length > 0) throw missingRuntimeInputs(missingInputs);
 
     let result: EntityStateResult;
     try {

@@ -102,7 +102,7 @@ export class EntryService {
   async loginDirect(
     req: { username: string; password: string; worldId: string; characterName?: string; createCharacter: boolean },
     clientType: string,
-  ): Promise<Schemas['LoginDirectResponse']> {
+  ): Promise<Schemas['DirectLoginResult']> {
     if (!req.characterName?.trim()) throw new HttpError(400, 'character_name is required');
     const user = await this.d.accounts.authenticate(req.username, req.password);
     const worldId = req.worldId.trim();

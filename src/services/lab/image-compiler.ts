@@ -202,14 +202,15 @@ async function blockText(source: PolicySource, entry: Json, allowedType: string)
   if (policyType !== allowedType) {
     throw new CompileError(409, `Registry entry policy_ref type must be one of ['${allowedType}']; got '${policyType}' (${policyId}:${variant}).`);
   }
+  // A bad or missing reference is a policy-data conflict (spec rule 5: 409), not a 422 or 404
+  // of the request; the reference server propagates the policy layer's statuses instead.
   try {
     parsePolicyId(policyId);
   } catch (err) {
-    const status = typeof (err as { status?: unknown }).status === 'number' ? (err as { status: number }).status : 422;
-    throw new CompileError(status, (err as Error).message);
+    throw new CompileError(409, (err as Error).message);
   }
   const row = await source.fetchVariant(policyId, variant);
-  if (!row) throw new CompileError(404, `Policy not found for id=${pyRepr(policyId)} variant=${pyRepr(variant)}.`);
+  if (!row) throw new CompileError(409, `Policy not found for id=${pyRepr(policyId)} variant=${pyRepr(variant)}.`);
   if (!isObject(row.content)) throw new CompileError(409, `Policy variant content must be an object: ${policyId}:${variant}`);
   const text = row.content.text;
   if (isBlank(text)) throw new CompileError(409, `Policy variant content.text must be non-empty: ${policyId}:${variant}`);
