@@ -1430,8 +1430,7 @@ export interface components {
         DirectLoginResult: {
             success: boolean;
             message: string;
-            /** Format: uuid */
-            session_id: string;
+            session_id: components["schemas"]["SessionId"];
             role: components["schemas"]["Role"];
             character_name: string;
             world_id: string;

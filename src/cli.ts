@@ -15,7 +15,7 @@ import { createSuperuser, SuperuserError } from './services/accounts/superuser.t
 import { VERSION } from './version.ts';
 import { prompt } from './cli-prompt.ts';
 import { readArtifact } from './services/policy/world-policies.ts';
-import { HttpError } from './http/errors.ts';
+import { DomainError } from './services/errors.ts';
 
 const HELP = `Usage: mud-server <command>
 
@@ -177,7 +177,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await run(rest);
   } catch (err) {
-    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, HttpError].some((type) => err instanceof type);
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError].some((type) => err instanceof type);
     // Expected failures get one line; anything else is a bug and keeps its stack.
     console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);

@@ -1,13 +1,33 @@
 /**
- * One error type for deliberate failures and one terminal handler that renders every error
- * as JSON `{detail}` (decisions.md §2). Nothing internal ever reaches a response body.
+ * The HTTP layer's own error type, the status of every domain error (one table), and one
+ * terminal handler that renders every error as JSON `{detail}` (decisions.md §2). Nothing
+ * internal ever reaches a response body.
  */
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from '../logging/logger.ts';
+import { INVALID_SESSION } from '../services/accounts/session-service.ts';
+import { axisError, CONDITION_AXIS_MESSAGES, missingRuntimeInputs } from '../services/axis/condition-axis.ts';
+import {
+  Conflict,
+  DomainError,
+  Failure,
+  FeatureUnavailable,
+  FeatureUnsupported,
+  Forbidden,
+  InvalidInput,
+  NotFound,
+  Unauthenticated,
+  Unprocessable,
+  UpstreamFailed,
+  UpstreamTimeout,
+  type DomainErrorKind,
+} from '../services/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../services/policy/policy-model.ts';
-import { CONDITION_AXIS_MESSAGES, missingRuntimeInputs } from '../services/axis/condition-axis.ts';
 
-/** A deliberate failure: status, readable detail, optional extra body fields and headers. */
+/**
+ * A deliberate failure of the HTTP layer itself (services throw DomainErrors): status,
+ * readable detail, optional extra body fields and headers.
+ */
 export class HttpError extends Error {
   readonly status: number;
   readonly extra: Record<string, unknown>;
@@ -20,8 +40,6 @@ export class HttpError extends Error {
     this.headers = headers;
   }
 }
-
-export const INVALID_SESSION = 'Invalid or expired session';
 
 interface ValidatorIssue {
   path: string;
@@ -95,11 +113,61 @@ function fromBodyParser(err: BodyParserError): HttpError | null {
 /** nginx's "client closed request": nobody reads it, but the access log shows what happened. */
 const CLIENT_CLOSED_REQUEST = 499;
 
+interface LogAs {
+  level: 'warn' | 'error';
+  message: string;
+}
+
+/** Our own fault: someone has to look. */
+const SERVER_ERROR: LogAs = { level: 'error', message: 'Server error' };
+/** Expected while a feature is off or unsupported: worth seeing, not worth paging for. */
+const REFUSED: LogAs = { level: 'warn', message: 'Request refused' };
+/** Someone else's fault, but operators want to know the upstream misbehaves. */
+const UPSTREAM: LogAs = { level: 'warn', message: 'Upstream failure' };
+
+interface DomainAnswer {
+  status: number;
+  /** 4xx are the client's business and are not logged. */
+  log?: LogAs;
+}
+
+/** The status each domain error answers with, and how it is logged. */
+const DOMAIN_ERRORS = new Map<DomainErrorKind, DomainAnswer>([
+  [InvalidInput, { status: 400 }],
+  [Unauthenticated, { status: 401 }],
+  [Forbidden, { status: 403 }],
+  [NotFound, { status: 404 }],
+  [Conflict, { status: 409 }],
+  [Unprocessable, { status: 422 }],
+  [Failure, { status: 500, log: SERVER_ERROR }],
+  [FeatureUnsupported, { status: 501, log: REFUSED }],
+  [UpstreamFailed, { status: 502, log: UPSTREAM }],
+  [FeatureUnavailable, { status: 503, log: REFUSED }],
+  [UpstreamTimeout, { status: 504, log: UPSTREAM }],
+]);
+
+const causeOf = (err: Error): unknown => (err.cause instanceof Error ? err.cause.stack : err.cause);
+
+/** The table's answer, logged as its row says; a subclass without its own row takes its parent's. */
+function fromDomainError(err: DomainError, logger: Logger): HttpError | null {
+  for (let proto = Object.getPrototypeOf(err); proto !== DomainError.prototype; proto = Object.getPrototypeOf(proto)) {
+    const answer = DOMAIN_ERRORS.get(proto.constructor);
+    if (!answer) continue;
+    if (answer.log) logger.log(answer.log.level, answer.log.message, { status: answer.status, ...err.extra, detail: err.message, cause: causeOf(err) });
+    return new HttpError(answer.status, err.message, { ...err.extra });
+  }
+  return null;
+}
+
 /** Maps anything thrown to an HttpError; unknown errors become a logged 500. */
 export function toHttpError(err: unknown, logger: Logger): HttpError {
   if (err instanceof HttpError) {
-    if (err.status >= 500) logger.error('Server error', { detail: err.message, cause: err.cause instanceof Error ? err.cause.stack : err.cause });
+    if (err.status >= 500) logger.error(SERVER_ERROR.message, { detail: err.message, cause: causeOf(err) });
     return err;
+  }
+  if (err instanceof DomainError) {
+    const mapped = fromDomainError(err, logger);
+    if (mapped) return mapped;
   }
   // Work cancelled because the client disconnected (see request-context.ts): not a failure.
   if (err instanceof Error && err.name === 'AbortError') return new HttpError(CLIENT_CLOSED_REQUEST, 'Client closed request');
@@ -135,7 +203,7 @@ function axisValidationError(err: HttpError, issues: ValidatorIssue[], logger: L
   if (!issues.some((i) => i.path.startsWith('/body'))) return err;
   const blankInputs = issues.map((i) => (i.errorCode === 'pattern.openapi.validation' ? RUNTIME_INPUTS[i.path] : undefined));
   if (blankInputs.every((name) => name !== undefined)) return toHttpError(missingRuntimeInputs(blankInputs as string[]), logger);
-  return new HttpError(422, CONDITION_AXIS_MESSAGES.invalid, { code: 'CONDITION_AXIS_VALIDATION_ERROR', stage: 'axis_input' });
+  return toHttpError(axisError(Unprocessable, 'CONDITION_AXIS_VALIDATION_ERROR', CONDITION_AXIS_MESSAGES.invalid), logger);
 }
 
 /**

@@ -3,8 +3,13 @@
  * bundle, shaped like the upstream entity-state service's answer (numeric values under
  * `axes`, labels under `character` and `occupation`), so both feed the same normalization.
  */
-import type { AxisBundle } from '../services/policy/axis-bundle.ts';
 import type { EntityStateResult } from './entity-state.ts';
+
+/** The part of a world's axis bundle the generator reads (AxisBundle fits it): integrations need nothing from services. */
+export interface AxisLabels {
+  axisNames: readonly string[];
+  thresholds: ReadonlyMap<string, ReadonlyArray<{ label: string; ordinal: number | null }>>;
+}
 
 export const BUILTIN_GENERATOR_VERSION = 'builtin-1';
 
@@ -21,7 +26,7 @@ export function seededRandom(seed: number): () => number {
 }
 
 export class BuiltinEntityGenerator {
-  async generate(seed: number, bundle: AxisBundle): Promise<EntityStateResult> {
+  async generate(seed: number, bundle: AxisLabels): Promise<EntityStateResult> {
     const random = seededRandom(seed);
     const axes: Record<string, number> = {};
     const character: Record<string, string> = {};

@@ -14,6 +14,7 @@ import os
 import schemathesis
 
 TOKEN = os.environ["MUD_FUZZ_TOKEN"]
+LLM_URL = os.environ["MUD_FUZZ_LLM_URL"]
 _serial = itertools.count(1)
 
 
@@ -39,20 +40,36 @@ def _fix_body(method: str, path: str, body: dict) -> None:
         body["username"] = f"fz{n}"
     if "character_name" in body:
         body["character_name"] = f"Fuzz {_letters(n).capitalize()}"
-    if (method, path) == ("POST", "/login-direct"):
+    if (method, path) in (("POST", "/login"), ("POST", "/login-direct")):
+        # Trimmed length 2..20 (400 otherwise); an unknown name then answers 401.
         body["username"] = f"fz{n}"
     if "new_password" in body:
         body["new_password"] = _password(n)
+    if (method, path) == ("POST", "/admin/user/manage"):
+        # The action decides which of the optional fields it needs (400 without it).
+        action = str(body.get("action", "")).strip().lower()
+        if action == "change_role":
+            body.setdefault("new_role", "player")
+        if action == "change_password":
+            body.setdefault("new_password", _password(n))
+    if (method, path) == ("POST", "/admin/llm/command") and "server_url" in body:
+        # Only the configured language-model servers are allowed (400 otherwise).
+        body["server_url"] = LLM_URL
 
 
+def _is_positive(case) -> bool:
+    return case.meta is not None and case.meta.generation.mode.is_positive
+
+
+# before_call, not map_case: it runs in every phase (examples and coverage included), right
+# before the request is sent.
 @schemathesis.hook
-def map_case(context, case):
+def before_call(context, case, kwargs):
     if isinstance(case.query, dict):
         case.query.pop("session_id", None)
     if isinstance(case.path_parameters, dict) and "session_id" in case.path_parameters:
         case.path_parameters["session_id"] = TOKEN
     if isinstance(case.body, dict):
         case.body.pop("session_id", None)
-        if case.meta is not None and case.meta.generation.mode.is_positive:
+        if _is_positive(case):
             _fix_body(case.method.upper(), case.path, case.body)
-    return case

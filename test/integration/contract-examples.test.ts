@@ -18,10 +18,16 @@ interface Parameter {
   $ref?: string;
 }
 
+interface MediaType {
+  example?: unknown;
+  examples?: unknown;
+}
+
 interface Operation {
   operationId: string;
   parameters?: Parameter[];
-  requestBody?: { content: { 'application/json': { example?: unknown } } };
+  requestBody?: { content: { 'application/json': MediaType } };
+  responses: Record<string, { $ref?: string; content?: Record<string, MediaType> }>;
 }
 
 /** Whose session sends an operation; everything else is sent by the superuser. */
@@ -89,7 +95,7 @@ const NOT_ON_A_FRESH_INSTALL: Readonly<Record<string, string>> = {
 
 const contract = loadContract().document as unknown as {
   paths: Record<string, Record<string, Operation>>;
-  components: { parameters: Record<string, Parameter> };
+  components: { parameters: Record<string, Parameter>; responses: Record<string, { content?: Record<string, MediaType> }> };
 };
 
 function operations(): Map<string, { method: string; path: string; op: Operation }> {
@@ -120,6 +126,18 @@ describe('contract examples on a fresh install', function () {
   it('lists every operation of the contract in the flow, or says why not', () => {
     const listed = new Set([...FLOW.map(([id]) => id), ...Object.keys(NOT_ON_A_FRESH_INSTALL)]);
     expect([...operations().keys()].filter((id) => !listed.has(id))).to.deep.equal([]);
+  });
+
+  it('gives every success response an example, so Postman and Swagger UI show a real answer', () => {
+    const missing: string[] = [];
+    for (const [operationId, { op }] of operations()) {
+      const ok = op.responses['200'];
+      const content = ok?.$ref ? contract.components.responses[ok.$ref.split('/').pop()!]!.content : ok?.content;
+      for (const [type, media] of Object.entries(content ?? {})) {
+        if (media.example === undefined && media.examples === undefined) missing.push(`${operationId} ${type}`);
+      }
+    }
+    expect(missing).to.deep.equal([]);
   });
 
   it('answers every example with success, in flow order', async () => {

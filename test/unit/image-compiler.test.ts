@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { readFileSync } from 'node:fs';
 import { parseJson, payloadHash, PyFloat } from '../../src/services/policy/canonical-json.ts';
+import { Conflict, NotFound } from '../../src/services/errors.ts';
 import {
-  CompileError,
   compileImagePrompt,
   DEFAULT_IMAGE_MODEL,
   imagePolicyBundle,
@@ -87,14 +87,15 @@ function request(overrides: Partial<CompileRequest> = {}): CompileRequest {
   };
 }
 
-async function compileError(source: PolicySource, req: CompileRequest = request()): Promise<CompileError> {
+/** Every compile failure is a Conflict (409): the policy data, not the request, is wrong. */
+async function compileError(source: PolicySource, req: CompileRequest = request()): Promise<Conflict> {
   try {
     await compileImagePrompt(source, req);
   } catch (err) {
-    expect(err).to.be.instanceOf(CompileError);
-    return err as CompileError;
+    expect(err).to.be.instanceOf(Conflict);
+    return err as Conflict;
   }
-  throw new Error('expected a CompileError');
+  throw new Error('expected a Conflict');
 }
 
 /** A species entry shaped like the artifact's, pointing at an existing species block. */
@@ -188,7 +189,6 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
     for (const [name, tweak, message] of cases) {
       it(`409 when ${name}`, async () => {
         const err = await compileError(fixture(tweak));
-        expect(err.status).to.equal(409);
         expect(err.message).to.equal(message);
       });
     }
@@ -198,7 +198,6 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
     it('strips `_v<version>` only for an int version', async () => {
       // version "1" (a string) keeps the suffix, so the preferred id is not activated.
       const err = await compileError(fixture((f) => (manifestOf(f).image.tone_profile.version = '1')));
-      expect(err.status).to.equal(409);
       expect(err.message).to.equal(`Preferred active tone_profile policy is not activated for scope ${SCOPE}: tone_profile:image.tone_profiles:emberwick_ink_wash_v1.`);
     });
 
@@ -261,7 +260,7 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
     for (const [name, tweak, message] of cases) {
       it(`409 when ${name}`, async () => {
         const err = await compileError(fixture(tweak));
-        expect([err.status, err.message]).to.deep.equal([409, message]);
+        expect(err.message).to.equal(message);
       });
     }
   });
@@ -269,7 +268,7 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
   describe('runtime inputs (step 6)', () => {
     it('lists every missing input, sorted and comma-joined', async () => {
       const err = await compileError(fixture(), request({ species: ' ', gender: '  ', axes: {} }));
-      expect([err.status, err.message]).to.deep.equal([409, 'Missing required runtime inputs for compile: entity.axes, entity.identity.gender, entity.species']);
+      expect(err.message).to.equal('Missing required runtime inputs for compile: entity.axes, entity.identity.gender, entity.species');
     });
 
     it('reports a single missing input', async () => {
@@ -295,7 +294,7 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
   describe('species entry (steps 7–8)', () => {
     it('matches the species exactly (case-sensitive)', async () => {
       const err = await compileError(fixture(), request({ species: 'Heron_Folk' }));
-      expect([err.status, err.message]).to.deep.equal([409, "No active species block matched species='Heron_Folk' and gender='female'."]);
+      expect(err.message).to.equal("No active species block matched species='Heron_Folk' and gender='female'.");
     });
 
     it('picks the highest render_priority, then the lowest id', async () => {
@@ -343,23 +342,23 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
       expect(err.message).to.equal("No active species block matched species='heron_folk' and gender='female'.");
     });
 
-    const refCases: Array<[string, Json, number, string]> = [
-      ['policy_ref missing', { policy_ref: undefined }, 409, `Registry entry missing canonical policy_ref mapping for scope (world_id='${W}'): 'aaa'`],
-      ['policy_ref blank variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: ' ' } }, 409, "Registry entry has invalid policy_ref: {'policy_id': 'species_block:image.blocks.species:cinderkin', 'variant': ' '}"],
-      ['policy_ref of another type', { policy_ref: { policy_id: 'clothing_block:image.blocks.clothing:caged_lantern', variant: 'v1' } }, 409, "Registry entry policy_ref type must be one of ['species_block']; got 'clothing_block' (clothing_block:image.blocks.clothing:caged_lantern:v1)."],
-      ['policy_ref with a malformed id', { policy_ref: { policy_id: 'species_block:nokey', variant: 'v1' } }, 409, "policy_id must be formatted as 'policy_type:namespace:policy_key'."],
-      ['policy_ref to a missing variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: 'v9' } }, 409, "Policy not found for id='species_block:image.blocks.species:cinderkin' variant='v9'."],
+    const refCases: Array<[string, Json, string]> = [
+      ['policy_ref missing', { policy_ref: undefined }, `Registry entry missing canonical policy_ref mapping for scope (world_id='${W}'): 'aaa'`],
+      ['policy_ref blank variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: ' ' } }, "Registry entry has invalid policy_ref: {'policy_id': 'species_block:image.blocks.species:cinderkin', 'variant': ' '}"],
+      ['policy_ref of another type', { policy_ref: { policy_id: 'clothing_block:image.blocks.clothing:caged_lantern', variant: 'v1' } }, "Registry entry policy_ref type must be one of ['species_block']; got 'clothing_block' (clothing_block:image.blocks.clothing:caged_lantern:v1)."],
+      ['policy_ref with a malformed id', { policy_ref: { policy_id: 'species_block:nokey', variant: 'v1' } }, "policy_id must be formatted as 'policy_type:namespace:policy_key'."],
+      ['policy_ref to a missing variant', { policy_ref: { policy_id: 'species_block:image.blocks.species:cinderkin', variant: 'v9' } }, "Policy not found for id='species_block:image.blocks.species:cinderkin' variant='v9'."],
     ];
-    for (const [name, extra, status, message] of refCases) {
-      it(`${status} when ${name}`, async () => {
+    for (const [name, extra, message] of refCases) {
+      it(`409 when ${name}`, async () => {
         const err = await compileError(fixture((f) => speciesEntries(f).push(speciesEntry('aaa', { render_priority: 9, ...extra }))));
-        expect([err.status, err.message]).to.deep.equal([status, message]);
+        expect(err.message).to.equal(message);
       });
     }
 
     it('409 when the referenced block text is blank', async () => {
       const err = await compileError(fixture((f) => (f.content('species_block:image.blocks.species:heron_folk').text = ' \n')));
-      expect([err.status, err.message]).to.deep.equal([409, 'Policy variant content.text must be non-empty: species_block:image.blocks.species:heron_folk:v1']);
+      expect(err.message).to.equal('Policy variant content.text must be non-empty: species_block:image.blocks.species:heron_folk:v1');
     });
 
     it('reads policy_ref targets that are not activated', async () => {
@@ -644,9 +643,9 @@ describe('image compiler: imagePolicyBundle (§10.3)', () => {
 
   it('manifest problems throw 404 / 409', () => {
     const missing = (): unknown => imagePolicyBundle(fixture((f) => f.active.delete(`${MANIFEST_ID}:v1`)), axisBundle(), null);
-    expect(missing).to.throw(CompileError, `No effective manifest bundle activation found for scope ${SCOPE}.`).with.property('status', 404);
+    expect(missing).to.throw(NotFound, `No effective manifest bundle activation found for scope ${SCOPE}.`);
     const invalid = (): unknown => imagePolicyBundle(fixture((f) => (f.content(MANIFEST_ID).manifest = 'x')), axisBundle(), null);
-    expect(invalid).to.throw(CompileError, `Effective manifest bundle row is missing content.manifest object: ${MANIFEST_ID}:v1`).with.property('status', 409);
+    expect(invalid).to.throw(Conflict, `Effective manifest bundle row is missing content.manifest object: ${MANIFEST_ID}:v1`);
   });
 });
 

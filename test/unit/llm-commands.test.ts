@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { afterEach, describe, it } from 'mocha';
-import { HttpError } from '../../src/http/errors.ts';
+import { DomainError, InvalidInput } from '../../src/services/errors.ts';
 import { OllamaClient } from '../../src/integrations/ollama.ts';
 import { createLogger } from '../../src/logging/logger.ts';
 import { LlmCommandService } from '../../src/services/lab/llm-commands.ts';
@@ -29,12 +29,12 @@ describe('LlmCommandService (fake Ollama)', () => {
     return { up: upstream, svc: service([`${upstream.url}/`]) };
   }
 
-  async function rejects(promise: Promise<unknown>): Promise<HttpError> {
+  async function rejects(promise: Promise<unknown>): Promise<DomainError> {
     try {
       await promise;
     } catch (err) {
-      expect(err).to.be.instanceOf(HttpError);
-      return err as HttpError;
+      expect(err).to.be.instanceOf(DomainError);
+      return err as DomainError;
     }
     throw new Error('expected a rejection');
   }
@@ -196,7 +196,7 @@ describe('LlmCommandService (fake Ollama)', () => {
     expect(await svc.run(SESSION, 'ls', other)).to.deep.equal({ success: false, output: `Cannot connect to Ollama server at ${other}` });
 
     const err = await rejects(svc.run(SESSION, 'ls', 'http://169.254.169.254'));
-    expect(err.status).to.equal(400);
+    expect(err).to.be.instanceOf(InvalidInput);
     expect(err.message).to.equal(`server_url must be one of the configured language-model servers: ${upstream.url}, ${other}`);
     expect(upstream.requests).to.have.length(2);
   });

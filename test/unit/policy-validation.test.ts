@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'mocha';
 import { expect } from 'chai';
-import { HttpError } from '../../src/http/errors.ts';
+import { DomainError, Unprocessable, type DomainErrorKind } from '../../src/services/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../../src/services/policy/policy-model.ts';
 import { slotKinds, validateVariant, type VariantDraft, type VariantExists } from '../../src/services/policy/policy-validation.ts';
 
@@ -37,18 +37,18 @@ async function validate(policyId: string, content: Record<string, unknown>, over
 }
 
 /** Runs `work` and returns the policy error it throws. */
-function policyFailure(work: () => unknown): HttpError {
+function policyFailure(work: () => unknown): DomainError {
   try {
     work();
   } catch (err) {
-    expect(err).to.be.instanceOf(HttpError);
-    return err as HttpError;
+    expect(err).to.be.instanceOf(DomainError);
+    return err as DomainError;
   }
   throw new Error('expected a policy error');
 }
 
-function expectPolicyError(err: HttpError, status: number, code: string, detail: string): void {
-  expect(err.status).to.equal(status);
+function expectPolicyError(err: DomainError, kind: DomainErrorKind, code: string, detail: string): void {
+  expect(err).to.be.instanceOf(kind);
   expect(err.message).to.equal(detail);
   expect(err.extra).to.deep.equal({ code, stage: 'policy' });
 }
@@ -89,7 +89,7 @@ describe('policy_id grammar (ref-policy-lab.md §2.2)', () => {
   const malformed = ['', 'prompt', 'prompt:ns', 'prompt::key', ':ns:key', 'prompt:ns:', '  :ns:key', 'prompt: :key', 'prompt:ns:  ', '::', ' : : ', 'widget::key'];
   for (const id of malformed) {
     it(`rejects ${JSON.stringify(id)} with POLICY_ID_INVALID (422)`, () => {
-      expectPolicyError(policyFailure(() => parsePolicyId(id)), 422, 'POLICY_ID_INVALID', ID_INVALID);
+      expectPolicyError(policyFailure(() => parsePolicyId(id)), Unprocessable, 'POLICY_ID_INVALID', ID_INVALID);
     });
   }
 
@@ -101,7 +101,7 @@ describe('policy_id grammar (ref-policy-lab.md §2.2)', () => {
   ];
   for (const [id, detail] of unsupported) {
     it(`rejects ${JSON.stringify(id)} with POLICY_TYPE_UNSUPPORTED (422) and a Python repr`, () => {
-      expectPolicyError(policyFailure(() => parsePolicyId(id)), 422, 'POLICY_TYPE_UNSUPPORTED', detail);
+      expectPolicyError(policyFailure(() => parsePolicyId(id)), Unprocessable, 'POLICY_TYPE_UNSUPPORTED', detail);
     });
   }
 });
@@ -131,7 +131,7 @@ describe('activation scope grammar (ref-policy-lab.md §6.1)', () => {
   ];
   for (const [text, detail] of invalid) {
     it(`rejects ${JSON.stringify(text)} with POLICY_SCOPE_INVALID (422)`, () => {
-      expectPolicyError(policyFailure(() => parseScope(text)), 422, 'POLICY_SCOPE_INVALID', detail);
+      expectPolicyError(policyFailure(() => parseScope(text)), Unprocessable, 'POLICY_SCOPE_INVALID', detail);
     });
   }
 
@@ -140,8 +140,8 @@ describe('activation scope grammar (ref-policy-lab.md §6.1)', () => {
     expect(scopeFrom('emberwick', undefined)).to.deep.equal({ worldId: 'emberwick', clientProfile: '' });
     expect(scopeFrom('emberwick', ' mobile ')).to.deep.equal({ worldId: 'emberwick', clientProfile: 'mobile' });
     expect(scopeFrom('emberwick', '')).to.deep.equal({ worldId: 'emberwick', clientProfile: '' });
-    expectPolicyError(policyFailure(() => scopeFrom('  ', null)), 422, 'POLICY_SCOPE_INVALID', 'Activation scope must not be empty.');
-    expectPolicyError(policyFailure(() => scopeFrom(' ', 'mobile')), 422, 'POLICY_SCOPE_INVALID', 'Scope world_id must not be empty.');
+    expectPolicyError(policyFailure(() => scopeFrom('  ', null)), Unprocessable, 'POLICY_SCOPE_INVALID', 'Activation scope must not be empty.');
+    expectPolicyError(policyFailure(() => scopeFrom(' ', 'mobile')), Unprocessable, 'POLICY_SCOPE_INVALID', 'Scope world_id must not be empty.');
   });
 });
 

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { InvalidInput, Unauthenticated } from '../errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
@@ -26,7 +26,7 @@ const BAD_CREDENTIALS = 'Invalid username or password';
 /** Trimmed username, or 400 when its length is outside 2..20. */
 export function normalizeUsername(raw: string): string {
   const username = raw.trim();
-  if (username.length < 2 || username.length > 20) throw new HttpError(400, 'Username must be 2-20 characters');
+  if (username.length < 2 || username.length > 20) throw new InvalidInput('Username must be 2-20 characters');
   return username;
 }
 
@@ -46,7 +46,7 @@ export function temporaryAccount(username: string, passwordHash: string, now: Da
 /** 400 with every failing STANDARD rule, joined by single spaces. */
 export function assertStandardPassword(password: string): void {
   const check = checkStandardPassword(password);
-  if (!check.ok) throw new HttpError(400, check.errors.join(' '));
+  if (!check.ok) throw new InvalidInput(check.errors.join(' '));
 }
 
 export interface AccountDeps {
@@ -72,8 +72,8 @@ export class AccountService {
 
   async register(rawUsername: string, password: string, passwordConfirm: string): Promise<SuccessMessage> {
     const username = normalizeUsername(rawUsername);
-    if (await this.d.users.findByUsername(username)) throw new HttpError(400, 'Username already taken');
-    if (password !== passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    if (await this.d.users.findByUsername(username)) throw new InvalidInput('Username already taken');
+    if (password !== passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(password);
     const now = this.d.clock();
     const passwordHash = await this.d.hasher.hash(password);
@@ -81,7 +81,7 @@ export class AccountService {
       await this.d.users.create(temporaryAccount(username, passwordHash, now));
     } catch (err) {
       // Two registrations racing for one name: the database decides, the loser hears why.
-      if (isUniqueViolation(err)) throw new HttpError(400, 'Username already taken');
+      if (isUniqueViolation(err)) throw new InvalidInput('Username already taken');
       throw err;
     }
     return {
@@ -98,10 +98,10 @@ export class AccountService {
     if (!user || expired) {
       this.dummyHash ??= this.d.hasher.hash('timing-equaliser-password');
       await this.d.hasher.verify(password, await this.dummyHash);
-      throw new HttpError(401, BAD_CREDENTIALS);
+      throw new Unauthenticated(BAD_CREDENTIALS);
     }
-    if (!(await this.d.hasher.verify(password, user.passwordHash))) throw new HttpError(401, BAD_CREDENTIALS);
-    if (!user.isActive) throw new HttpError(401, 'Account is deactivated');
+    if (!(await this.d.hasher.verify(password, user.passwordHash))) throw new Unauthenticated(BAD_CREDENTIALS);
+    if (!user.isActive) throw new Unauthenticated('Account is deactivated');
     return user;
   }
 
@@ -138,9 +138,9 @@ export class AccountService {
   async changePassword(session: AuthenticatedSession, oldPassword: string, newPassword: string): Promise<SuccessMessage> {
     const user = await this.d.users.findById(session.userId);
     if (!user || !(await this.d.hasher.verify(oldPassword, user.passwordHash))) {
-      throw new HttpError(401, 'Current password is incorrect');
+      throw new Unauthenticated('Current password is incorrect');
     }
-    if (newPassword === oldPassword) throw new HttpError(400, 'New password must be different from current password');
+    if (newPassword === oldPassword) throw new InvalidInput('New password must be different from current password');
     assertStandardPassword(newPassword);
     await this.d.users.update(user.id, { passwordHash: await this.d.hasher.hash(newPassword) });
     return { success: true, message: 'Password changed successfully!' };

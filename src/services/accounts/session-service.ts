@@ -7,9 +7,12 @@ import type { Knex } from 'knex';
 import type { Config } from '../../config/config.ts';
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
-import { HttpError, INVALID_SESSION } from '../../http/errors.ts';
+import { Unauthenticated } from '../errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
+
+/** The one answer for every session that does not authenticate, so none can be told apart. */
+export const INVALID_SESSION = 'Invalid or expired session';
 
 const ACTIVITY_RESOLUTION_MS = 15_000;
 
@@ -46,14 +49,14 @@ export class SessionService {
 
   /** 401 for a missing, unknown, expired or orphaned session; otherwise records the activity. */
   async validate(sessionId: string | undefined): Promise<AuthenticatedSession> {
-    if (!sessionId) throw new HttpError(401, INVALID_SESSION);
+    if (!sessionId) throw new Unauthenticated(INVALID_SESSION);
     const session = await this.sessions.find(sessionId);
-    if (!session || !session.isActive) throw new HttpError(401, INVALID_SESSION);
+    if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     const now = this.clock();
     const stamp = toDbTime(now);
     if (session.expiresAt !== null && session.expiresAt <= stamp) {
       await this.sessions.delete(sessionId);
-      throw new HttpError(401, INVALID_SESSION);
+      throw new Unauthenticated(INVALID_SESSION);
     }
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS spares a write per poll and shortens a 480-minute life by seconds.

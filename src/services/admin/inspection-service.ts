@@ -5,7 +5,7 @@
 import type { Clock } from '../../db/clock.ts';
 import type { InspectionRepository } from '../../db/repositories/inspection-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { NotFound } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 
@@ -133,7 +133,7 @@ export class InspectionService {
 
   async table(name: string, limit: number, offset: number): Promise<{ table: string; columns: string[]; rows: unknown[][] }> {
     const names = await this.repo.tableNames();
-    if (!names.includes(name)) throw new HttpError(404, `Table '${name}' does not exist`);
+    if (!names.includes(name)) throw new NotFound(`Table '${name}' does not exist`);
     const columns = (await this.repo.columns(name)).map((c) => c.name);
     return { table: name, columns, rows: await this.repo.rows(name, columns, limit, offset) };
   }

@@ -9,7 +9,7 @@ import type { UserRecord, UserRepository } from '../../db/repositories/user-repo
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, normalizeUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
@@ -31,8 +31,8 @@ const ACTION_PERMISSION: Record<ManageAction, Permission> = {
 
 export const ADMIN_PASSWORD_MIN_LENGTH = 8;
 
-export function insufficientPermission(permission: Permission): HttpError {
-  return new HttpError(403, `Insufficient permissions. Required: ${permission}`);
+export function insufficientPermission(permission: Permission): Forbidden {
+  return new Forbidden(`Insufficient permissions. Required: ${permission}`);
 }
 
 /** Superusers may assign any role; everyone else only roles below their own. */
@@ -70,10 +70,10 @@ export class UserAdminService {
   ): Promise<SuccessMessage> {
     const username = normalizeUsername(req.username);
     const role = req.role.trim().toLowerCase();
-    if (!isRole(role)) throw new HttpError(400, 'Invalid role. Valid roles: admin, player, superuser, worldbuilder');
-    if (!canAssignRole(actor.role, role)) throw new HttpError(403, `Insufficient permissions to create role '${role}'`);
-    if (await this.d.users.findByUsername(username)) throw new HttpError(400, 'Username already taken');
-    if (req.password !== req.passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    if (!isRole(role)) throw new InvalidInput('Invalid role. Valid roles: admin, player, superuser, worldbuilder');
+    if (!canAssignRole(actor.role, role)) throw new Forbidden(`Insufficient permissions to create role '${role}'`);
+    if (await this.d.users.findByUsername(username)) throw new InvalidInput('Username already taken');
+    if (req.password !== req.passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(req.password);
     try {
       await this.d.users.create({
@@ -86,7 +86,7 @@ export class UserAdminService {
         createdAt: toDbTime(this.d.clock()),
       });
     } catch (err) {
-      if (isUniqueViolation(err)) throw new HttpError(400, 'Username already taken');
+      if (isUniqueViolation(err)) throw new InvalidInput('Username already taken');
       throw err;
     }
     return { success: true, message: `User '${username}' created with role '${role}'. No character was provisioned automatically.` };
@@ -95,17 +95,17 @@ export class UserAdminService {
   async manageUser(actor: AuthenticatedSession, req: ManageRequest): Promise<SuccessMessage> {
     const lowered = req.action.toLowerCase();
     if (!(MANAGE_ACTIONS as readonly string[]).includes(lowered)) {
-      throw new HttpError(400, `Invalid action '${req.action}'. Valid actions: ${MANAGE_ACTIONS.join(', ')}`);
+      throw new InvalidInput(`Invalid action '${req.action}'. Valid actions: ${MANAGE_ACTIONS.join(', ')}`);
     }
     const action = (lowered === 'deactivate' ? 'ban' : lowered) as ManageAction;
     const permission = ACTION_PERMISSION[action];
     if (!hasPermission(actor.role, permission)) throw insufficientPermission(permission);
 
     const target = await this.d.users.findByUsername(req.targetUsername);
-    if (!target) throw new HttpError(404, `User '${req.targetUsername}' not found`);
-    if (target.id === actor.userId && action !== 'change_password') throw new HttpError(400, 'Cannot manage your own account');
+    if (!target) throw new NotFound(`User '${req.targetUsername}' not found`);
+    if (target.id === actor.userId && action !== 'change_password') throw new InvalidInput('Cannot manage your own account');
     if (!outranks(actor.role, target.role)) {
-      throw new HttpError(403, `Insufficient permissions to manage user with role '${target.role}'`);
+      throw new Forbidden(`Insufficient permissions to manage user with role '${target.role}'`);
     }
 
     switch (action) {
@@ -121,13 +121,13 @@ export class UserAdminService {
         await this.d.users.update(target.id, { isActive: true });
         return { success: true, message: `Successfully unbanned ${target.username}` };
       case 'delete':
-        if (actor.role !== 'superuser') throw new HttpError(403, 'Only superusers may permanently delete users');
+        if (actor.role !== 'superuser') throw new Forbidden('Only superusers may permanently delete users');
         await this.d.users.delete(target.id);
         return { success: true, message: `Successfully deleted ${target.username}` };
       case 'change_password': {
-        if (!req.newPassword) throw new HttpError(400, 'new_password is required for change_password action');
+        if (!req.newPassword) throw new InvalidInput('new_password is required for change_password action');
         if ([...req.newPassword].length < ADMIN_PASSWORD_MIN_LENGTH) {
-          throw new HttpError(400, `Password must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters long`);
+          throw new InvalidInput(`Password must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters long`);
         }
         await this.d.users.update(target.id, { passwordHash: await this.d.hasher.hash(req.newPassword) });
         return { success: true, message: `Successfully changed password for ${target.username}` };
@@ -136,10 +136,10 @@ export class UserAdminService {
   }
 
   private async changeRole(actor: AuthenticatedSession, target: UserRecord, newRole: string | undefined): Promise<SuccessMessage> {
-    if (!newRole) throw new HttpError(400, 'new_role is required for change_role action');
+    if (!newRole) throw new InvalidInput('new_role is required for change_role action');
     const role = newRole.trim().toLowerCase();
-    if (!isRole(role)) throw new HttpError(400, 'Invalid role. Valid roles: player, worldbuilder, admin, superuser');
-    if (!canAssignRole(actor.role, role)) throw new HttpError(403, `Insufficient permissions to assign role '${role}'`);
+    if (!isRole(role)) throw new InvalidInput('Invalid role. Valid roles: player, worldbuilder, admin, superuser');
+    if (!canAssignRole(actor.role, role)) throw new Forbidden(`Insufficient permissions to assign role '${role}'`);
     await this.d.users.update(target.id, { role });
     return { success: true, message: `Successfully changed ${target.username}'s role to ${role}` };
   }
@@ -148,13 +148,13 @@ export class UserAdminService {
     actor: AuthenticatedSession,
     req: { targetUsername: string; worldId: string; canAccess: boolean },
   ): Promise<SuccessMessage> {
-    if (rank(actor.role) < rank('admin')) throw new HttpError(403, 'World access grants require admin or superuser role.');
+    if (rank(actor.role) < rank('admin')) throw new Forbidden('World access grants require admin or superuser role.');
     const target = await this.d.users.findByUsername(req.targetUsername.trim());
-    if (!target) throw new HttpError(404, `User '${req.targetUsername}' not found`);
+    if (!target) throw new NotFound(`User '${req.targetUsername}' not found`);
     const worldId = req.worldId.trim();
-    if (!this.d.worlds.get(worldId)) throw new HttpError(404, `World '${worldId}' not found`);
+    if (!this.d.worlds.get(worldId)) throw new NotFound(`World '${worldId}' not found`);
     if (!outranks(actor.role, target.role)) {
-      throw new HttpError(403, `Insufficient permissions to manage user with role '${target.role}'`);
+      throw new Forbidden(`Insufficient permissions to manage user with role '${target.role}'`);
     }
     await this.grant(target.id, worldId, req.canAccess);
     return {

@@ -4,13 +4,13 @@
  * generator (built-in or the upstream entity-state API) for a seed's profile, maps labels to
  * numbers through the bundle and checks every policy axis is present. Creates or changes nothing.
  */
-import { HttpError } from '../../http/errors.ts';
 import { EntityStateError, type EntityStateFailure, type EntityStateResult } from '../../integrations/entity-state.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { randomSeed } from '../characters/character-service.ts';
 import type { Clock } from '../../db/clock.ts';
+import { DomainError, FeatureUnsupported, NotFound, Unprocessable, UpstreamFailed, UpstreamTimeout, type DomainErrorKind } from '../errors.ts';
 
 export const CONDITION_AXIS_SERVED_VIA = '/api/pipeline/condition-axis/generate';
 
@@ -69,10 +69,10 @@ export interface ConditionAxisDeps {
 
 const MAX_SEED = 2147483647;
 const POLICY_MISSING_CODES = new Set(['POLICY_EFFECTIVE_MANIFEST_NOT_FOUND', 'POLICY_EFFECTIVE_AXIS_BUNDLE_NOT_FOUND']);
-const UPSTREAM_STATUS: Record<EntityStateFailure, [number, ConditionAxisCode]> = {
-  unsupported: [501, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED'],
-  timeout: [504, 'CONDITION_AXIS_UPSTREAM_TIMEOUT'],
-  generation_failed: [502, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED'],
+const UPSTREAM_FAILURES: Record<EntityStateFailure, [DomainErrorKind, ConditionAxisCode]> = {
+  unsupported: [FeatureUnsupported, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED'],
+  timeout: [UpstreamTimeout, 'CONDITION_AXIS_UPSTREAM_TIMEOUT'],
+  generation_failed: [UpstreamFailed, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED'],
 };
 
 export const CONDITION_AXIS_MESSAGES = {
@@ -82,8 +82,8 @@ export const CONDITION_AXIS_MESSAGES = {
   empty: 'Failed to generate condition axis from upstream entity generator.',
 } as const;
 
-export function axisError(status: number, code: ConditionAxisCode, detail: string): HttpError {
-  return new HttpError(status, detail, { code, stage: 'axis_input' });
+export function axisError(kind: DomainErrorKind, code: ConditionAxisCode, detail: string): DomainError {
+  return new kind(detail, { extra: { code, stage: 'axis_input' } });
 }
 
 /** UTC at second precision: `YYYY-MM-DDTHH:MM:SSZ`. */
@@ -94,8 +94,8 @@ function isoSeconds(now: Date): string {
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** 422 naming the blank runtime inputs (`entity.species`, …), sorted. */
-export function missingRuntimeInputs(names: readonly string[]): HttpError {
-  return axisError(422, 'CONDITION_AXIS_VALIDATION_ERROR', `${CONDITION_AXIS_MESSAGES.invalid} Missing required runtime inputs: ${[...names].sort(byCodeUnit).join(', ')}.`);
+export function missingRuntimeInputs(names: readonly string[]): DomainError {
+  return axisError(Unprocessable, 'CONDITION_AXIS_VALIDATION_ERROR', `${CONDITION_AXIS_MESSAGES.invalid} Missing required runtime inputs: ${[...names].sort(byCodeUnit).join(', ')}.`);
 }
 
 export class ConditionAxisService {
@@ -109,18 +109,18 @@ export class ConditionAxisService {
     const worldId = request.world_id;
     const world = this.d.worlds.get(worldId);
     if (!world || !world.active) {
-      throw axisError(404, 'CONDITION_AXIS_WORLD_NOT_FOUND', `World '${worldId}' not found or inactive.`);
+      throw axisError(NotFound, 'CONDITION_AXIS_WORLD_NOT_FOUND', `World '${worldId}' not found or inactive.`);
     }
 
     const seed = request.seed ?? randomSeed();
     if (!Number.isInteger(seed) || seed < 1 || seed > MAX_SEED) {
-      throw axisError(422, 'CONDITION_AXIS_VALIDATION_ERROR', `${CONDITION_AXIS_MESSAGES.invalid} seed must be between 1 and ${MAX_SEED}.`);
+      throw axisError(Unprocessable, 'CONDITION_AXIS_VALIDATION_ERROR', `${CONDITION_AXIS_MESSAGES.invalid} seed must be between 1 and ${MAX_SEED}.`);
     }
 
     const bundle = await this.policyContext(worldId);
     const wantedBundle = request.bundle_id;
     if (wantedBundle !== undefined && wantedBundle !== null && wantedBundle !== bundle.bundleId) {
-      throw axisError(404, 'CONDITION_AXIS_BUNDLE_NOT_FOUND', `Requested bundle '${wantedBundle}' is not available for world '${worldId}'.`);
+      throw axisError(NotFound, 'CONDITION_AXIS_BUNDLE_NOT_FOUND', `Requested bundle '${wantedBundle}' is not available for world '${worldId}'.`);
     }
 
     const entity = request.inputs.entity;
@@ -134,20 +134,20 @@ export class ConditionAxisService {
       result = await this.d.generator.generate(seed, bundle);
     } catch (err) {
       if (err instanceof EntityStateError) {
-        const [status, code] = UPSTREAM_STATUS[err.failure];
-        throw axisError(status, code, err.message);
+        const [kind, code] = UPSTREAM_FAILURES[err.failure];
+        throw axisError(kind, code, err.message);
       }
       throw err;
     }
 
     const axes = normalizeEntityAxes(result.payload, bundle);
     if (Object.keys(axes).length === 0) {
-      throw axisError(502, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED', CONDITION_AXIS_MESSAGES.empty);
+      throw axisError(UpstreamFailed, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED', CONDITION_AXIS_MESSAGES.empty);
     }
     const present = new Set(Object.keys(axes).map((k) => k.trim().toLowerCase()));
     const missingAxes = [...new Set(bundle.axisNames.map((n) => n.trim().toLowerCase()))].filter((n) => !present.has(n)).sort(byCodeUnit);
     if (missingAxes.length > 0) {
-      throw axisError(502, 'CONDITION_AXIS_UPSTREAM_INCOMPLETE', `Upstream condition-axis payload is missing required policy axes: ${missingAxes.join(', ')}.`);
+      throw axisError(UpstreamFailed, 'CONDITION_AXIS_UPSTREAM_INCOMPLETE', `Upstream condition-axis payload is missing required policy axes: ${missingAxes.join(', ')}.`);
     }
 
     return {
@@ -172,12 +172,12 @@ export class ConditionAxisService {
     try {
       return await resolveAxisBundle(this.d.policies, worldId);
     } catch (err) {
-      if (err instanceof HttpError && typeof err.extra.code === 'string' && POLICY_MISSING_CODES.has(err.extra.code)) {
-        throw axisError(501, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED', CONDITION_AXIS_MESSAGES.policyUnsupported);
+      if (err instanceof DomainError && typeof err.extra.code === 'string' && POLICY_MISSING_CODES.has(err.extra.code)) {
+        throw axisError(FeatureUnsupported, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED', CONDITION_AXIS_MESSAGES.policyUnsupported);
       }
-      // Policy failures carry an HttpError; anything else (the database down) stays a 500.
-      if (!(err instanceof HttpError)) throw err;
-      throw axisError(502, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED', CONDITION_AXIS_MESSAGES.policyFailed);
+      // Policy failures are domain errors; anything else (the database down) stays a 500.
+      if (!(err instanceof DomainError)) throw err;
+      throw axisError(UpstreamFailed, 'CONDITION_AXIS_UPSTREAM_GENERATION_FAILED', CONDITION_AXIS_MESSAGES.policyFailed);
     }
   }
 }

@@ -12,9 +12,9 @@ import type { CharacterRepository, CharacterSummary } from '../../db/repositorie
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { UserRepository } from '../../db/repositories/user-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
 import type { EntityStateResult } from '../../integrations/entity-state.ts';
 import { NameGenerationError, type NameGenerator } from '../../integrations/name-generator.ts';
+import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, UpstreamFailed } from '../errors.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { outranks, rank } from '../accounts/roles.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
@@ -42,9 +42,9 @@ export function randomSeed(): number {
 /** Trimmed name of 2..40 letters, spaces, apostrophes and hyphens, or 400. */
 export function validateCharacterName(raw: string): string {
   const name = raw.trim();
-  if (name === '') throw new HttpError(400, 'Character name is required');
+  if (name === '') throw new InvalidInput('Character name is required');
   if (!CHARACTER_NAME.test(name) || !/\p{L}/u.test(name)) {
-    throw new HttpError(400, 'Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens');
+    throw new InvalidInput('Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens');
   }
   return name;
 }
@@ -84,24 +84,23 @@ export class CharacterService {
   async list(session: AuthenticatedSession, worldId: string | undefined): Promise<CharacterSummary[]> {
     const world = worldId?.trim() || this.d.defaultWorldId;
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, world);
-    if (!access?.decision.canAccess) throw new HttpError(403, 'World access denied');
+    if (!access?.decision.canAccess) throw new Forbidden('World access denied');
     return this.d.characters.listSummaries(session.userId, world);
   }
 
   async create(session: AuthenticatedSession, rawWorldId: string): Promise<Schemas['CreatedCharacter']> {
     const worldId = rawWorldId.trim();
-    if (!worldId) throw new HttpError(400, 'world_id is required');
-    if (!this.d.playerSelfCreateEnabled) throw new HttpError(403, 'Player self-service character creation is disabled.');
+    if (!worldId) throw new InvalidInput('world_id is required');
+    if (!this.d.playerSelfCreateEnabled) throw new Forbidden('Player self-service character creation is disabled.');
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, worldId);
-    if (!access) throw new HttpError(404, `World '${worldId}' not found`);
-    if (access.decision.reason === 'world_inactive') throw new HttpError(409, `World '${worldId}' is inactive`);
-    if (!access.decision.canAccess) throw new HttpError(403, `World '${worldId}' requires an invite. Ask an admin to grant world access.`);
+    if (!access) throw new NotFound(`World '${worldId}' not found`);
+    if (access.decision.reason === 'world_inactive') throw new Conflict(`World '${worldId}' is inactive`);
+    if (!access.decision.canAccess) throw new Forbidden(`World '${worldId}' requires an invite. Ask an admin to grant world access.`);
     if (access.policy.namingMode !== 'generated' && rank(session.role) < rank('admin')) {
-      throw new HttpError(403, `World '${worldId}' currently requires admin-managed character naming.`);
+      throw new Forbidden(`World '${worldId}' currently requires admin-managed character naming.`);
     }
     if (access.decision.reason === 'slot_limit_reached') {
-      throw new HttpError(
-        409,
+      throw new Conflict(
         `No character slots remain in '${worldId}' for account '${session.username}'. ${access.characterCount}/${access.policy.slotLimitPerAccount} used.`,
       );
     }
@@ -112,17 +111,17 @@ export class CharacterService {
   /** Admin provisioning: only the slot limit applies, not access or naming modes. */
   async adminCreate(actor: AuthenticatedSession, rawTarget: string, rawWorldId: string): Promise<Schemas['CreatedCharacter']> {
     const targetName = rawTarget.trim();
-    if (!targetName) throw new HttpError(400, 'target_username is required');
+    if (!targetName) throw new InvalidInput('target_username is required');
     const worldId = rawWorldId.trim();
-    if (!worldId) throw new HttpError(400, 'world_id is required');
+    if (!worldId) throw new InvalidInput('world_id is required');
     const target = await this.d.users.findByUsername(targetName);
-    if (!target) throw new HttpError(404, `User '${targetName}' not found`);
+    if (!target) throw new NotFound(`User '${targetName}' not found`);
     if (target.id !== actor.userId && !outranks(actor.role, target.role)) {
-      throw new HttpError(403, `Insufficient permissions to manage user with role '${target.role}'`);
+      throw new Forbidden(`Insufficient permissions to manage user with role '${target.role}'`);
     }
     const access = await this.d.worldAccess.forWorld(target.id, target.role, worldId);
-    if (!access) throw new HttpError(404, `World '${worldId}' not found`);
-    if (!access.world.active) throw new HttpError(409, `World '${worldId}' is inactive`);
+    if (!access) throw new NotFound(`World '${worldId}' not found`);
+    if (!access.world.active) throw new Conflict(`World '${worldId}' is inactive`);
     const created = await this.provision(target.id, access.world, access.policy);
     return this.createdResponse(created, target.username);
   }
@@ -142,12 +141,12 @@ export class CharacterService {
 
   async select(session: AuthenticatedSession, characterId: number, worldId: string | null | undefined): Promise<Schemas['SuccessMessage'] & { character_name: string }> {
     const character = await this.d.characters.findById(characterId);
-    if (!character || character.userId !== session.userId) throw new HttpError(404, 'Character not found for this user');
+    if (!character || character.userId !== session.userId) throw new NotFound('Character not found for this user');
     const world = worldId || character.worldId;
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, world);
-    if (!access?.decision.canAccess) throw new HttpError(403, 'World access denied');
-    if (character.worldId !== world) throw new HttpError(409, 'Character does not belong to world');
-    if ((await this.d.sessions.bindCharacter(session.sessionId, character.id, world)) === 0) throw new HttpError(500, 'Failed to select character');
+    if (!access?.decision.canAccess) throw new Forbidden('World access denied');
+    if (character.worldId !== world) throw new Conflict('Character does not belong to world');
+    if ((await this.d.sessions.bindCharacter(session.sessionId, character.id, world)) === 0) throw new Failure('Failed to select character');
     return { success: true, message: 'Character selected.', character_name: character.name };
   }
 
@@ -156,7 +155,7 @@ export class CharacterService {
     try {
       return await resolveAxisBundle(this.d.policies, worldId);
     } catch (err) {
-      if (err instanceof HttpError) return null;
+      if (err instanceof DomainError) return null;
       throw err;
     }
   }
@@ -174,7 +173,7 @@ export class CharacterService {
       await lockKey(t, `character-slots:${c.userId}:${c.world.id}`);
       const count = await this.d.characters.countInWorld(c.userId, c.world.id, t);
       if (count >= c.policy.slotLimitPerAccount) {
-        throw new HttpError(409, `No character slots are available in this world. ${count}/${c.policy.slotLimitPerAccount} already used.`);
+        throw new Conflict(`No character slots are available in this world. ${count}/${c.policy.slotLimitPerAccount} already used.`);
       }
       const id = await this.d.characters.insert(
         {
@@ -209,13 +208,13 @@ export class CharacterService {
       try {
         name = await this.d.names.fullName(seed);
       } catch (err) {
-        if (err instanceof NameGenerationError) throw new HttpError(502, err.message);
+        if (err instanceof NameGenerationError) throw new UpstreamFailed(err.message);
         throw err;
       }
       const id = await this.insertCharacter({ userId, world, policy, name, seed, isGuestCreated: false, bundle });
       if (id !== null) return { id, name, worldId: world.id, seed, ...(await this.seedProfile({ id, worldId: world.id, seed }, bundle)) };
     }
-    throw new HttpError(409, 'Unable to allocate a unique generated character name. Try again.');
+    throw new Conflict('Unable to allocate a unique generated character name. Try again.');
   }
 
   /**
@@ -250,7 +249,7 @@ export class CharacterService {
 
   async axisState(characterId: number): Promise<Schemas['CharacterAxisState']> {
     const c = await this.d.characters.findById(characterId);
-    if (!c) throw new HttpError(404, 'Character not found');
+    if (!c) throw new NotFound('Character not found');
     const current = parseSnapshot(c.currentStateJson);
     const scores = await this.d.axisState.scores(c.id);
     return {

@@ -10,7 +10,7 @@ import type { CharacterRepository } from '../../db/repositories/character-reposi
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { UserRepository } from '../../db/repositories/user-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { Conflict, Failure, Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import { assertStandardPassword, temporaryAccount, type AccountService } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
@@ -46,20 +46,20 @@ export class EntryService {
       const username = `guest_${String(randomInt(100000)).padStart(5, '0')}`;
       if (!(await this.d.users.findByUsername(username))) return username;
     }
-    throw new HttpError(500, 'Failed to allocate a guest username');
+    throw new Failure('Failed to allocate a guest username');
   }
 
   async registerGuest(password: string, passwordConfirm: string, rawName: string): Promise<Schemas['GuestRegistration']> {
     const name = validateCharacterName(rawName);
-    if (await this.d.characters.findByName(name)) throw new HttpError(400, 'Character name already taken');
-    if (password !== passwordConfirm) throw new HttpError(400, 'Passwords do not match');
+    if (await this.d.characters.findByName(name)) throw new InvalidInput('Character name already taken');
+    if (password !== passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(password);
     const username = await this.freeGuestUsername();
     const passwordHash = await this.d.hasher.hash(password);
     const worldId = this.d.defaultWorldId;
     // Guests start in the default world; its access mode and grants do not apply, its slot limit does.
     const world = this.d.worldAccess.worldAndPolicy(worldId);
-    if (!world) throw new HttpError(500, `Default world '${worldId}' is not loaded`);
+    if (!world) throw new Failure(`Default world '${worldId}' is not loaded`);
     const bundle = await this.d.characterService.axisBundle(worldId);
     const seed = randomSeed();
     const now = this.d.clock();
@@ -69,7 +69,7 @@ export class EntryService {
       try {
         userId = await this.d.users.create(temporaryAccount(username, passwordHash, now), trx);
       } catch (err) {
-        if (isUniqueViolation(err)) throw new HttpError(500, 'Failed to create guest account. Please try again.');
+        if (isUniqueViolation(err)) throw new Failure('Failed to create guest account. Please try again.');
         throw err;
       }
       let characterId: number | null;
@@ -80,10 +80,10 @@ export class EntryService {
         );
       } catch (err) {
         // The spec answers any failure to create the guest's character with 400 (no slot left in the default world).
-        if (err instanceof HttpError && err.status === 409) throw new HttpError(400, err.message);
+        if (err instanceof Conflict) throw new InvalidInput(err.message);
         throw err;
       }
-      if (characterId === null) throw new HttpError(400, 'Character name already taken');
+      if (characterId === null) throw new InvalidInput('Character name already taken');
       return characterId;
     });
     const profile = await this.d.characterService.seedProfile({ id: created, worldId, seed }, bundle);
@@ -103,19 +103,19 @@ export class EntryService {
     req: { username: string; password: string; worldId: string; characterName?: string; createCharacter: boolean },
     clientType: string,
   ): Promise<Schemas['DirectLoginResult']> {
-    if (!req.characterName?.trim()) throw new HttpError(400, 'character_name is required');
+    if (!req.characterName?.trim()) throw new InvalidInput('character_name is required');
     const user = await this.d.accounts.authenticate(req.username, req.password);
     const worldId = req.worldId.trim();
     const access = await this.d.worldAccess.forWorld(user.id, user.role, worldId);
-    if (!access?.decision.canAccess) throw new HttpError(403, 'World access denied');
+    if (!access?.decision.canAccess) throw new Forbidden('World access denied');
     const existing = await this.d.characters.findByName(req.characterName);
-    if (existing && (existing.userId !== user.id || existing.worldId !== worldId)) throw new HttpError(403, 'Character not available');
+    if (existing && (existing.userId !== user.id || existing.worldId !== worldId)) throw new Forbidden('Character not available');
     let characterId = existing?.id;
     let characterName = existing?.name;
     if (characterId === undefined) {
-      if (!req.createCharacter) throw new HttpError(404, 'Character not found');
+      if (!req.createCharacter) throw new NotFound('Character not found');
       const counts = await this.d.characters.countByWorld(user.id);
-      if (!this.d.allowMultiWorldCharacters && counts.size > 0 && !counts.has(worldId)) throw new HttpError(409, 'Multi-world characters are disabled');
+      if (!this.d.allowMultiWorldCharacters && counts.size > 0 && !counts.has(worldId)) throw new Conflict('Multi-world characters are disabled');
       const name = validateCharacterName(req.characterName);
       const seed = randomSeed();
       const bundle = await this.d.characterService.axisBundle(worldId);
@@ -123,10 +123,10 @@ export class EntryService {
       try {
         id = await this.d.characterService.insertCharacter({ userId: user.id, world: access.world, policy: access.policy, name, seed, isGuestCreated: false, bundle });
       } catch (err) {
-        if (err instanceof HttpError && err.status === 409) throw new HttpError(409, 'Failed to create character');
+        if (err instanceof Conflict) throw new Conflict('Failed to create character');
         throw err;
       }
-      if (id === null) throw new HttpError(409, 'Failed to create character');
+      if (id === null) throw new Conflict('Failed to create character');
       await this.d.characterService.seedProfile({ id, worldId, seed }, bundle);
       characterId = id;
       characterName = name;

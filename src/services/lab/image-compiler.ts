@@ -1,10 +1,11 @@
 /**
  * Image-prompt compilation and the effective image policy bundle (ref-policy-lab.md §10.3,
  * §11.4). Pure: the caller hands in the world's effective variant rows and a variant lookup;
- * nothing here touches HTTP or the database. Errors are CompileError(status, detail), which
- * the route answers as `{"detail": …}`.
+ * nothing here touches HTTP or the database. Policy data it cannot use is a Conflict; an image
+ * bundle without a manifest is a NotFound. Both answer a plain `{"detail": …}`.
  */
 import type { components } from '../../../generated/openapi.d.ts';
+import { Conflict, NotFound } from '../errors.ts';
 import { formatFloat, payloadHash, PyFloat } from '../policy/canonical-json.ts';
 import { parsePolicyId, pyRepr } from '../policy/policy-model.ts';
 
@@ -16,15 +17,6 @@ export interface PolicyRow {
   policyId: string;
   variant: string;
   content: Record<string, unknown>;
-}
-
-export class CompileError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.name = 'CompileError';
-    this.status = status;
-  }
 }
 
 export interface CompileRequest {
@@ -145,8 +137,8 @@ function selectForCompile(source: PolicySource, policyType: string, preferred: s
   const sel = selectRow(source.effectiveRows, policyType, preferred);
   if ('row' in sel) return sel.row;
   const scope = scopeText(source.worldId);
-  if (sel.error === 'preferred') throw new CompileError(409, `Preferred active ${policyType} policy is not activated for scope ${scope}: ${preferred}.`);
-  throw new CompileError(409, `Expected exactly one active ${policyType} policy for scope ${scope}; found ${sel.count}.`);
+  if (sel.error === 'preferred') throw new Conflict(`Preferred active ${policyType} policy is not activated for scope ${scope}: ${preferred}.`);
+  throw new Conflict(`Expected exactly one active ${policyType} policy for scope ${scope}; found ${sel.count}.`);
 }
 
 const genderCompatible = (entry: Json, gender: string): boolean =>
@@ -193,27 +185,27 @@ function truthy(v: unknown): boolean {
 async function blockText(source: PolicySource, entry: Json, allowedType: string): Promise<string> {
   const ref = entry.policy_ref;
   if (!isObject(ref)) {
-    throw new CompileError(409, `Registry entry missing canonical policy_ref mapping for scope (world_id='${source.worldId}'): '${pyStr(entry.id)}'`);
+    throw new Conflict(`Registry entry missing canonical policy_ref mapping for scope (world_id='${source.worldId}'): '${pyStr(entry.id)}'`);
   }
   const policyId = ref.policy_id === null || ref.policy_id === undefined ? '' : pyStr(ref.policy_id).trim();
   const variant = ref.variant === null || ref.variant === undefined ? '' : pyStr(ref.variant).trim();
-  if (policyId === '' || variant === '') throw new CompileError(409, `Registry entry has invalid policy_ref: ${pyReprValue(ref)}`);
+  if (policyId === '' || variant === '') throw new Conflict(`Registry entry has invalid policy_ref: ${pyReprValue(ref)}`);
   const policyType = policyId.split(':', 1)[0]!;
   if (policyType !== allowedType) {
-    throw new CompileError(409, `Registry entry policy_ref type must be one of ['${allowedType}']; got '${policyType}' (${policyId}:${variant}).`);
+    throw new Conflict(`Registry entry policy_ref type must be one of ['${allowedType}']; got '${policyType}' (${policyId}:${variant}).`);
   }
   // A bad or missing reference is a policy-data conflict (spec rule 5: 409), not a 422 or 404
   // of the request; the reference server propagates the policy layer's statuses instead.
   try {
     parsePolicyId(policyId);
   } catch (err) {
-    throw new CompileError(409, (err as Error).message);
+    throw new Conflict((err as Error).message);
   }
   const row = await source.fetchVariant(policyId, variant);
-  if (!row) throw new CompileError(409, `Policy not found for id=${pyRepr(policyId)} variant=${pyRepr(variant)}.`);
-  if (!isObject(row.content)) throw new CompileError(409, `Policy variant content must be an object: ${policyId}:${variant}`);
+  if (!row) throw new Conflict(`Policy not found for id=${pyRepr(policyId)} variant=${pyRepr(variant)}.`);
+  if (!isObject(row.content)) throw new Conflict(`Policy variant content must be an object: ${policyId}:${variant}`);
   const text = row.content.text;
-  if (isBlank(text)) throw new CompileError(409, `Policy variant content.text must be non-empty: ${policyId}:${variant}`);
+  if (isBlank(text)) throw new Conflict(`Policy variant content.text must be non-empty: ${policyId}:${variant}`);
   return (text as string).trim();
 }
 
@@ -257,21 +249,21 @@ export async function compileImagePrompt(source: PolicySource, request: CompileR
   // 1. Manifest.
   const manifestRow = findManifestRow(source);
   if (!manifestRow) {
-    throw new CompileError(409, `No effective manifest bundle activation found for compile scope ${scopeText(worldId)}.`);
+    throw new Conflict(`No effective manifest bundle activation found for compile scope ${scopeText(worldId)}.`);
   }
   const manifest = isObject(manifestRow.content) ? manifestRow.content.manifest : undefined;
   if (!isObject(manifest)) {
-    throw new CompileError(409, `Effective manifest bundle row is missing content.manifest object: ${manifestRow.policyId}:${manifestRow.variant}`);
+    throw new Conflict(`Effective manifest bundle row is missing content.manifest object: ${manifestRow.policyId}:${manifestRow.variant}`);
   }
 
   // 2. Composition.
   const composition = getPath(manifest, 'image', 'composition');
-  if (!isObject(composition)) throw new CompileError(409, 'Manifest content missing image.composition object for compile.');
+  if (!isObject(composition)) throw new Conflict('Manifest content missing image.composition object for compile.');
   if (!Array.isArray(composition.order) || composition.order.length === 0) {
-    throw new CompileError(409, 'Manifest image.composition.order must be a non-empty list.');
+    throw new Conflict('Manifest image.composition.order must be a non-empty list.');
   }
   if (!Array.isArray(composition.required_runtime_inputs)) {
-    throw new CompileError(409, 'Manifest image.composition.required_runtime_inputs must be a list.');
+    throw new Conflict('Manifest image.composition.required_runtime_inputs must be a list.');
   }
   const compositionOrder = composition.order.map(pyStr);
   const requiredInputs = composition.required_runtime_inputs.map(pyStr);
@@ -289,28 +281,28 @@ export async function compileImagePrompt(source: PolicySource, request: CompileR
   // 5. Contents.
   const descriptorText = isObject(descriptorRow.content) ? descriptorRow.content.text : undefined;
   if (isBlank(descriptorText)) {
-    throw new CompileError(409, `Descriptor layer content missing canonical text payload: ${descriptorRow.policyId}:${descriptorRow.variant}`);
+    throw new Conflict(`Descriptor layer content missing canonical text payload: ${descriptorRow.policyId}:${descriptorRow.variant}`);
   }
   const tone = toneRow.content;
-  if (!isObject(tone)) throw new CompileError(409, 'Tone profile payload missing in policy bundle.');
+  if (!isObject(tone)) throw new Conflict('Tone profile payload missing in policy bundle.');
   const speciesRegistry = speciesRegistryRow.content;
-  if (!isObject(speciesRegistry)) throw new CompileError(409, 'Species registry payload missing in policy bundle.');
+  if (!isObject(speciesRegistry)) throw new Conflict('Species registry payload missing in policy bundle.');
   const clothingRegistry = clothingRegistryRow.content;
-  if (!isObject(clothingRegistry)) throw new CompileError(409, 'Clothing registry payload missing in policy bundle.');
+  if (!isObject(clothingRegistry)) throw new Conflict('Clothing registry payload missing in policy bundle.');
 
   // 6. Runtime inputs.
   const missing: string[] = [];
   if (requiredInputs.includes('entity.species') && species.trim() === '') missing.push('entity.species');
   if (requiredInputs.includes('entity.identity.gender') && gender === '') missing.push('entity.identity.gender');
   if (requiredInputs.includes('entity.axes') && Object.keys(request.axes ?? {}).length === 0) missing.push('entity.axes');
-  if (missing.length > 0) throw new CompileError(409, `Missing required runtime inputs for compile: ${missing.sort().join(', ')}`);
+  if (missing.length > 0) throw new Conflict(`Missing required runtime inputs for compile: ${missing.sort().join(', ')}`);
 
   // 7. Species entry.
   const entries = Array.isArray(speciesRegistry.entries) ? speciesRegistry.entries : [];
   const speciesCandidates = entries.filter((e): e is Json => isObject(e) && speciesMatches(e, species, gender));
   speciesCandidates.sort((a, b) => priorityOf(b) - priorityOf(a) || compareStr(pyStr(a.id), pyStr(b.id)));
   const speciesEntry = speciesCandidates[0];
-  if (!speciesEntry) throw new CompileError(409, `No active species block matched species='${species}' and gender='${gender}'.`);
+  if (!speciesEntry) throw new Conflict(`No active species block matched species='${species}' and gender='${gender}'.`);
 
   // 8. Species text.
   const speciesText = await blockText(source, speciesEntry, 'species_block');
@@ -401,7 +393,7 @@ export async function compileImagePrompt(source: PolicySource, request: CompileR
 
 /**
  * The world's effective image policy bundle. `axisBundle` is the §10.2 resolution (or null,
- * with `axisBundleError` its detail). Manifest problems throw CompileError 404/409; everything
+ * with `axisBundleError` its detail). Manifest problems throw NotFound / Conflict; everything
  * else is reported in missing_components.
  */
 export function imagePolicyBundle(
@@ -412,10 +404,10 @@ export function imagePolicyBundle(
   const worldId = source.worldId;
   const scope = scopeText(worldId);
   const manifestRow = findManifestRow(source);
-  if (!manifestRow) throw new CompileError(404, `No effective manifest bundle activation found for scope ${scope}.`);
+  if (!manifestRow) throw new NotFound(`No effective manifest bundle activation found for scope ${scope}.`);
   const manifest = isObject(manifestRow.content) ? manifestRow.content.manifest : undefined;
   if (!isObject(manifest)) {
-    throw new CompileError(409, `Effective manifest bundle row is missing content.manifest object: ${manifestRow.policyId}:${manifestRow.variant}`);
+    throw new Conflict(`Effective manifest bundle row is missing content.manifest object: ${manifestRow.policyId}:${manifestRow.variant}`);
   }
 
   const missing: string[] = [];

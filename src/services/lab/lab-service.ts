@@ -6,12 +6,12 @@
 import type { Config } from '../../config/config.ts';
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { DomainError, FeatureUnavailable, NotFound } from '../errors.ts';
 import { resolveAxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { World } from '../worlds/world-loader.ts';
-import { CompileError, compileImagePrompt, imagePolicyBundle, type PolicySource } from './image-compiler.ts';
+import { compileImagePrompt, imagePolicyBundle, type PolicySource } from './image-compiler.ts';
 import { effectivePromptTemplate, translationLayer, type TranslationLayer, type Translator } from './translation.ts';
 
 type Schemas = components['schemas'];
@@ -57,7 +57,7 @@ export class LabService {
 
   private available(worldId: string): World {
     const world = this.worlds.get(worldId);
-    if (!world || !world.active) throw new HttpError(404, `World '${worldId}' not found or inactive.`);
+    if (!world || !world.active) throw new NotFound(`World '${worldId}' not found or inactive.`);
     return world;
   }
 
@@ -91,7 +91,7 @@ export class LabService {
   getWorldConfig(worldId: string): Schemas['LabWorldConfig'] {
     const world = this.available(worldId);
     const layer = this.layer(world);
-    if (!layer) throw new HttpError(404, `Translation layer not enabled for world '${worldId}'.`);
+    if (!layer) throw new NotFound(`Translation layer not enabled for world '${worldId}'.`);
     return this.worldConfig(world, layer);
   }
 
@@ -108,12 +108,6 @@ export class LabService {
     };
   }
 
-  /** Compiler failures carry the status of the rule that failed; the body is plain `{detail}`. */
-  private static rethrow(err: unknown): never {
-    if (err instanceof CompileError) throw new HttpError(err.status, err.message);
-    throw err;
-  }
-
   async imageBundle(worldId: string): Promise<Schemas['ImagePolicyBundle']> {
     this.available(worldId);
     const source = await this.policySource(worldId);
@@ -122,33 +116,25 @@ export class LabService {
     try {
       axisBundle = await resolveAxisBundle(this.policies, worldId);
     } catch (err) {
-      if (!(err instanceof HttpError)) throw err;
+      if (!(err instanceof DomainError)) throw err;
       axisError = err.message;
     }
-    try {
-      return imagePolicyBundle(source, axisBundle, axisError);
-    } catch (err) {
-      return LabService.rethrow(err);
-    }
+    return imagePolicyBundle(source, axisBundle, axisError);
   }
 
   async compile(input: CompileInput): Promise<Schemas['CompiledImagePrompt']> {
     this.available(input.worldId);
     const source = await this.policySource(input.worldId);
-    try {
-      return await compileImagePrompt(source, {
-        species: input.species,
-        gender: input.gender.trim().toLowerCase(),
-        axes: input.axes,
-        worldContext: input.worldContext ?? [],
-        occupationSignals: input.occupationSignals ?? [],
-        modelId: input.modelId ?? null,
-        aspectRatio: input.aspectRatio ?? null,
-        seed: input.seed ?? null,
-      });
-    } catch (err) {
-      return LabService.rethrow(err);
-    }
+    return compileImagePrompt(source, {
+      species: input.species,
+      gender: input.gender.trim().toLowerCase(),
+      axes: input.axes,
+      worldContext: input.worldContext ?? [],
+      occupationSignals: input.occupationSignals ?? [],
+      modelId: input.modelId ?? null,
+      aspectRatio: input.aspectRatio ?? null,
+      seed: input.seed ?? null,
+    });
   }
 
   /** The world's prompt template: its effective prompt policy, else the built-in one (§10.1). */
@@ -159,7 +145,7 @@ export class LabService {
   async translate(input: TranslateInput): Promise<Schemas['TranslationResult']> {
     const world = this.available(input.worldId);
     const layer = this.layer(world);
-    if (!layer) throw new HttpError(503, `Translation layer not enabled for world '${input.worldId}'.`);
+    if (!layer) throw new FeatureUnavailable(`Translation layer not enabled for world '${input.worldId}'.`);
     // An override applies to this request only; stored prompt policy is never changed.
     const template = input.promptTemplateOverride ?? (await this.promptTemplate(world.id, layer));
     const result = await this.translator.translate({

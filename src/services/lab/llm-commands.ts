@@ -5,9 +5,9 @@
  * session id, bounded, and only committed when a run succeeds (the reference left an orphan
  * user turn behind on transport errors).
  */
-import { HttpError } from '../../http/errors.ts';
 import { normalizeBaseUrl } from '../../integrations/ollama.ts';
 import type { OllamaClient, OllamaResult } from '../../integrations/ollama.ts';
+import { FeatureUnavailable, InvalidInput } from '../errors.ts';
 
 export interface LlmCommandConfig {
   allowedServerUrls: string[];
@@ -48,8 +48,8 @@ export class LlmCommandService {
   }
 
   /**
-   * Throws HttpError 400 for a server URL that is not configured (503 when none is); every
-   * other problem is `{success: false, output}`.
+   * Throws InvalidInput for a server URL that is not configured (FeatureUnavailable when none
+   * is); every other problem is `{success: false, output}`.
    */
   async run(sessionId: string, command: string, serverUrl?: string): Promise<CommandResult> {
     const url = this.resolveServer(serverUrl);
@@ -91,12 +91,12 @@ export class LlmCommandService {
   private resolveServer(serverUrl: string | undefined): string {
     if (serverUrl === undefined || serverUrl.trim() === '') {
       const first = this.allowed[0];
-      if (first === undefined) throw new HttpError(503, 'No language-model server is configured');
+      if (first === undefined) throw new FeatureUnavailable('No language-model server is configured');
       return first;
     }
     const wanted = normalizeBaseUrl(serverUrl);
     if (!this.allowed.includes(wanted)) {
-      throw new HttpError(400, `server_url must be one of the configured language-model servers: ${this.allowed.join(', ')}`);
+      throw new InvalidInput(`server_url must be one of the configured language-model servers: ${this.allowed.join(', ')}`);
     }
     return wanted;
   }

@@ -3,6 +3,7 @@
  * bundle, whose activated variant defines the axes, their label thresholds and the chat
  * resolution grammar. Also the label ↔ score mappings every axis feature shares (§13.4, §14.1).
  */
+import { Conflict, NotFound } from '../errors.ts';
 import { payloadHash, PyFloat } from './canonical-json.ts';
 import { policyError } from './policy-model.ts';
 import type { PolicyService } from './policy-service.ts';
@@ -44,10 +45,10 @@ export async function effectiveManifest(policies: PolicyService, worldId: string
   const policyId = manifestPolicyId(worldId);
   const row = await policies.effectiveVariant({ worldId, clientProfile: '' }, policyId);
   if (!row) {
-    throw policyError(404, 'POLICY_EFFECTIVE_MANIFEST_NOT_FOUND', `No effective manifest bundle activation found for scope (world_id='${worldId}', client_profile='').`);
+    throw policyError(NotFound, 'POLICY_EFFECTIVE_MANIFEST_NOT_FOUND', `No effective manifest bundle activation found for scope (world_id='${worldId}', client_profile='').`);
   }
   if (!isObject(row.content.manifest)) {
-    throw policyError(409, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Effective manifest bundle row is missing content.manifest object: ${policyId}:${row.variant}`);
+    throw policyError(Conflict, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Effective manifest bundle row is missing content.manifest object: ${policyId}:${row.variant}`);
   }
   return { manifest: row.content.manifest, policyId, variant: row.variant };
 }
@@ -80,24 +81,24 @@ export async function resolveAxisBundle(policies: PolicyService, worldId: string
   const active = isObject(axis.active_bundle) ? axis.active_bundle : null;
   const bundleId = active && typeof active.id === 'string' ? active.id.trim() : '';
   if (!bundleId) {
-    throw policyError(409, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Manifest ${manifestId}:${manifestVariant} has no axis.active_bundle.id.`);
+    throw policyError(Conflict, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Manifest ${manifestId}:${manifestVariant} has no axis.active_bundle.id.`);
   }
   const rawVersion = active!.version ?? 1;
   const version = num(rawVersion) ?? (typeof rawVersion === 'string' && /^\d+$/.test(rawVersion.trim()) ? Number(rawVersion) : null);
   if (version === null || !Number.isInteger(version) || version < 1) {
-    throw policyError(409, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Manifest ${manifestId}:${manifestVariant} has an invalid axis.active_bundle.version.`);
+    throw policyError(Conflict, 'POLICY_EFFECTIVE_MANIFEST_INVALID', `Manifest ${manifestId}:${manifestVariant} has an invalid axis.active_bundle.version.`);
   }
   const axisPolicyId = `axis_bundle:axis.bundles:${bundleId}`;
   const row = await policies.effectiveVariant({ worldId, clientProfile: '' }, axisPolicyId);
   if (!row) {
-    throw policyError(404, 'POLICY_EFFECTIVE_AXIS_BUNDLE_NOT_FOUND', `No effective axis bundle activation found for ${axisPolicyId} in scope (world_id='${worldId}', client_profile='').`);
+    throw policyError(NotFound, 'POLICY_EFFECTIVE_AXIS_BUNDLE_NOT_FOUND', `No effective axis bundle activation found for ${axisPolicyId} in scope (world_id='${worldId}', client_profile='').`);
   }
   if (row.variant !== `v${version}`) {
-    throw policyError(409, 'POLICY_EFFECTIVE_AXIS_BUNDLE_VERSION_MISMATCH', `Axis bundle ${axisPolicyId} is activated as '${row.variant}' but the manifest asks for 'v${version}'.`);
+    throw policyError(Conflict, 'POLICY_EFFECTIVE_AXIS_BUNDLE_VERSION_MISMATCH', `Axis bundle ${axisPolicyId} is activated as '${row.variant}' but the manifest asks for 'v${version}'.`);
   }
   const { axes, thresholds, resolution } = row.content;
   if (!isObject(axes) || !isObject(thresholds) || !isObject(resolution)) {
-    throw policyError(409, 'POLICY_EFFECTIVE_AXIS_BUNDLE_INVALID', `Axis bundle ${axisPolicyId}:${row.variant} needs axes, thresholds and resolution objects.`);
+    throw policyError(Conflict, 'POLICY_EFFECTIVE_AXIS_BUNDLE_INVALID', `Axis bundle ${axisPolicyId}:${row.variant} needs axes, thresholds and resolution objects.`);
   }
   const axisNames = Object.keys(isObject(axes.axes) ? axes.axes : {}).sort();
   const image = isObject(manifest.image) ? manifest.image : {};

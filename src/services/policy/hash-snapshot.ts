@@ -4,7 +4,7 @@
  * folder with the reference's `policy_tree_hash_v1` payloads.
  */
 import type { components } from '../../../generated/openapi.d.ts';
-import { HttpError } from '../../http/errors.ts';
+import { NotFound } from '../errors.ts';
 import { payloadHash } from './canonical-json.ts';
 import type { PolicyService } from './policy-service.ts';
 
@@ -42,7 +42,7 @@ export async function hashSnapshot(policies: PolicyService, worldId: string): Pr
   try {
     await policies.assertWorld(worldId);
   } catch {
-    throw new HttpError(404, `World '${worldId}' not found.`);
+    throw new NotFound(`World '${worldId}' not found.`);
   }
   const variants = await policies.effectiveVariants(
     { worldId, clientProfile: '' },

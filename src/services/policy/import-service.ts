@@ -5,7 +5,7 @@
  */
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import type { HttpError } from '../../http/errors.ts';
+import { Conflict, Unprocessable, type DomainError } from '../errors.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { parsePolicyId, policyError, scopeFrom, type PolicyIdParts } from './policy-model.ts';
 import type { PolicyService } from './policy-service.ts';
@@ -29,7 +29,7 @@ const TYPE_PRIORITY: Record<string, number> = {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const nonBlank = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
-const invalid = (detail: string): HttpError => policyError(422, 'POLICY_IMPORT_ARTIFACT_INVALID', detail);
+const invalid = (detail: string): DomainError => policyError(Unprocessable, 'POLICY_IMPORT_ARTIFACT_INVALID', detail);
 
 interface Row {
   policyId: string;
@@ -52,7 +52,7 @@ function readRow(raw: Record<string, unknown>, prefix: string): Row | string {
   try {
     id = parsePolicyId(policyId);
   } catch (err) {
-    return `${prefix}.policy_id is invalid: ${(err as HttpError).message}`;
+    return `${prefix}.policy_id is invalid: ${(err as Error).message}`;
   }
   const derived: Record<string, string> = { policy_type: id.policyType, namespace: id.namespace, policy_key: id.policyKey };
   for (const [field, value] of Object.entries(derived)) {
@@ -80,7 +80,7 @@ function checkedHash(artifact: Record<string, unknown>, field: 'artifact_hash' |
   const provided = typeof artifact[field] === 'string' ? (artifact[field] as string).trim() : '';
   if (provided && provided !== calculated) {
     throw policyError(
-      409,
+      Conflict,
       'POLICY_IMPORT_ARTIFACT_HASH_MISMATCH',
       `Artifact integrity check failed: ${field} mismatch (provided='${provided}', calculated='${calculated}').`,
     );

@@ -2,7 +2,7 @@
  * The policy vocabulary (ref-policy-lab.md §2): types, layers, statuses, the policy_id
  * grammar, and the `{detail, code, stage: "policy"}` error every policy failure answers with.
  */
-import { HttpError } from '../../http/errors.ts';
+import { Unprocessable, type DomainError, type DomainErrorKind } from '../errors.ts';
 
 export const POLICY_TYPES = [
   'axis_bundle',
@@ -24,8 +24,8 @@ export const LAYER2_TYPES: readonly PolicyType[] = ['descriptor_layer', 'registr
 
 export const POLICY_STATUSES = ['draft', 'candidate', 'active', 'archived'] as const;
 
-export function policyError(status: number, code: string, detail: string): HttpError {
-  return new HttpError(status, detail, { code, stage: 'policy' });
+export function policyError(kind: DomainErrorKind, code: string, detail: string, cause?: unknown): DomainError {
+  return new kind(detail, { extra: { code, stage: 'policy' }, cause });
 }
 
 export interface PolicyIdParts {
@@ -40,11 +40,11 @@ export function parsePolicyId(policyId: string): PolicyIdParts {
   const second = first === -1 ? -1 : policyId.indexOf(':', first + 1);
   const parts = second === -1 ? [] : [policyId.slice(0, first), policyId.slice(first + 1, second), policyId.slice(second + 1)].map((p) => p.trim());
   if (parts.length !== 3 || parts.some((p) => p === '')) {
-    throw policyError(422, 'POLICY_ID_INVALID', "policy_id must be formatted as 'policy_type:namespace:policy_key'.");
+    throw policyError(Unprocessable, 'POLICY_ID_INVALID', "policy_id must be formatted as 'policy_type:namespace:policy_key'.");
   }
   const [policyType, namespace, policyKey] = parts as [string, string, string];
   if (!(POLICY_TYPES as readonly string[]).includes(policyType)) {
-    throw policyError(422, 'POLICY_TYPE_UNSUPPORTED', `Unsupported policy_type: ${pyRepr(policyType)}`);
+    throw policyError(Unprocessable, 'POLICY_TYPE_UNSUPPORTED', `Unsupported policy_type: ${pyRepr(policyType)}`);
   }
   return { policyType: policyType as PolicyType, namespace, policyKey };
 }
@@ -62,11 +62,11 @@ export interface Scope {
 
 export function parseScope(text: string): Scope {
   const trimmed = text.trim();
-  if (trimmed === '') throw policyError(422, 'POLICY_SCOPE_INVALID', 'Activation scope must not be empty.');
+  if (trimmed === '') throw policyError(Unprocessable, 'POLICY_SCOPE_INVALID', 'Activation scope must not be empty.');
   const sep = trimmed.indexOf(':');
   const worldId = (sep === -1 ? trimmed : trimmed.slice(0, sep)).trim();
   const clientProfile = sep === -1 ? '' : trimmed.slice(sep + 1).trim();
-  if (worldId === '') throw policyError(422, 'POLICY_SCOPE_INVALID', 'Scope world_id must not be empty.');
+  if (worldId === '') throw policyError(Unprocessable, 'POLICY_SCOPE_INVALID', 'Scope world_id must not be empty.');
   return { worldId, clientProfile };
 }
 

@@ -7,6 +7,7 @@ import { lockKey } from '../../db/database.ts';
 import type { ActivationRecord, PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { WorldRepository } from '../../db/repositories/world-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
+import { Conflict, Failure, NotFound, Unprocessable } from '../errors.ts';
 import { payloadHash } from './canonical-json.ts';
 import { parsePolicyId, policyError, POLICY_STATUSES, POLICY_TYPES, pyRepr, scopeFrom, parseScope, type Scope } from './policy-model.ts';
 import { slotKinds, validateVariant, type VariantDraft } from './policy-validation.ts';
@@ -103,7 +104,7 @@ export class PolicyService {
     parsePolicyId(policyId);
     const found = variant === undefined ? await this.repo.latestVariant(policyId) : await this.repo.findVariant(policyId, variant);
     if (!found) {
-      throw policyError(404, 'POLICY_NOT_FOUND', `Policy not found for id=${pyRepr(policyId)} variant=${variant === undefined ? 'None' : pyRepr(variant)}.`);
+      throw policyError(NotFound, 'POLICY_NOT_FOUND', `Policy not found for id=${pyRepr(policyId)} variant=${variant === undefined ? 'None' : pyRepr(variant)}.`);
     }
     return toPolicyObject(found);
   }
@@ -129,7 +130,7 @@ export class PolicyService {
   async upsert(policyId: string, draft: VariantDraft, actor: string, options: UpsertOptions = {}): Promise<PolicyObject> {
     const id = parsePolicyId(policyId);
     const validation = await this.validate(policyId, draft, actor);
-    if (!validation.is_valid) throw policyError(422, 'POLICY_VALIDATION_ERROR', validation.errors.join('; '));
+    if (!validation.is_valid) throw policyError(Unprocessable, 'POLICY_VALIDATION_ERROR', validation.errors.join('; '));
     const record = {
       policyId,
       variant: draft.variant,
@@ -149,7 +150,7 @@ export class PolicyService {
   }
 
   async assertWorld(worldId: string): Promise<void> {
-    if (!(await this.worlds.exists(worldId))) throw policyError(404, 'POLICY_WORLD_NOT_FOUND', `World ${pyRepr(worldId)} not found.`);
+    if (!(await this.worlds.exists(worldId))) throw policyError(NotFound, 'POLICY_WORLD_NOT_FOUND', `World ${pyRepr(worldId)} not found.`);
   }
 
   async activate(req: ActivationRequest, actor: string): Promise<ActivationEntry> {
@@ -161,14 +162,14 @@ export class PolicyService {
     if (rollbackOf !== null) {
       const event = await this.repo.auditEvent(rollbackOf);
       if (!event || event.eventType !== 'activation') {
-        throw policyError(404, 'POLICY_ROLLBACK_EVENT_NOT_FOUND', `Rollback activation event not found: ${rollbackOf}`);
+        throw policyError(NotFound, 'POLICY_ROLLBACK_EVENT_NOT_FOUND', `Rollback activation event not found: ${rollbackOf}`);
       }
       if (event.policyId !== req.policyId) {
-        throw policyError(409, 'POLICY_ROLLBACK_POLICY_MISMATCH', `Rollback activation event ${rollbackOf} is for policy_id '${event.policyId}', not '${req.policyId}'.`);
+        throw policyError(Conflict, 'POLICY_ROLLBACK_POLICY_MISMATCH', `Rollback activation event ${rollbackOf} is for policy_id '${event.policyId}', not '${req.policyId}'.`);
       }
       if (event.worldId !== scope.worldId || event.clientProfile !== scope.clientProfile) {
         throw policyError(
-          409,
+          Conflict,
           'POLICY_ROLLBACK_SCOPE_MISMATCH',
           `Rollback activation event ${rollbackOf} belongs to scope ${event.worldId}:${event.clientProfile}, not ${scope.worldId}:${scope.clientProfile}.`,
         );
@@ -178,7 +179,7 @@ export class PolicyService {
     }
     if (!(await this.repo.variantExists(req.policyId, variant))) {
       throw policyError(
-        422,
+        Unprocessable,
         'POLICY_ACTIVATION_ERROR',
         `Cannot activate a missing policy variant: world_id=${pyRepr(scope.worldId)}, client_profile=${pyRepr(scope.clientProfile)}, policy_id=${pyRepr(req.policyId)}, variant=${pyRepr(variant)}`,
       );
@@ -209,7 +210,7 @@ export class PolicyService {
     const same = pointers.length === replayed.size && pointers.every((p) => replayed.get(p.policyId) === p.variant);
     if (!same) {
       throw policyError(
-        500,
+        Failure,
         'POLICY_ACTIVATION_REPLAY_MISMATCH',
         `Activation pointer state does not match replayed activation events for scope ${scope.worldId}:${scope.clientProfile}.`,
       );
@@ -242,7 +243,7 @@ export class PolicyService {
     if (!pointer) return null;
     const variant = await this.repo.findVariant(pointer.policyId, pointer.variant);
     if (!variant) {
-      throw policyError(409, 'POLICY_EFFECTIVE_REFERENCE_MISSING', `Effective activation points to missing policy variant: ${policyId}:${pointer.variant}`);
+      throw policyError(Conflict, 'POLICY_EFFECTIVE_REFERENCE_MISSING', `Effective activation points to missing policy variant: ${policyId}:${pointer.variant}`);
     }
     return variant;
   }
@@ -254,7 +255,7 @@ export class PolicyService {
     const byKey = new Map(rows.map((r) => [`${r.policyId}\u0000${r.variant}`, r]));
     return pointers.map((p) => {
       const row = byKey.get(`${p.policyId}\u0000${p.variant}`);
-      if (!row) throw policyError(409, code, describe(p));
+      if (!row) throw policyError(Conflict, code, describe(p));
       return row;
     });
   }

@@ -3,7 +3,6 @@
  * import. Returns every problem, in the reference's order and wording.
  */
 import { LAYER1_TYPES, POLICY_STATUSES, parsePolicyId, pyRepr, type PolicyIdParts } from './policy-model.ts';
-import type { HttpError } from '../../http/errors.ts';
 
 export interface VariantDraft {
   variant: string;
@@ -57,7 +56,7 @@ async function checkReferences(content: Record<string, unknown>, exists: Variant
     try {
       parts = parsePolicyId(ref.policy_id);
     } catch (err) {
-      errors.push(`${prefix}.policy_id is invalid: ${(err as HttpError).message}`);
+      errors.push(`${prefix}.policy_id is invalid: ${(err as Error).message}`);
       continue;
     }
     if (!LAYER1_TYPES.includes(parts.policyType)) {

@@ -7,6 +7,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
+import { Failure, NotFound } from '../errors.ts';
 import { canonicalJsonIndented, payloadHash } from './canonical-json.ts';
 import { policyError, scopeFrom, type Scope } from './policy-model.ts';
 import { toManifestItem, type PolicyService } from './policy-service.ts';
@@ -100,7 +101,7 @@ export class PublishService {
 
   async getRun(runId: number): Promise<Schemas['PublishRun']> {
     const run = await this.repo.publishRun(runId);
-    if (!run) throw policyError(404, 'POLICY_PUBLISH_RUN_NOT_FOUND', `Publish run not found: ${runId}`);
+    if (!run) throw policyError(NotFound, 'POLICY_PUBLISH_RUN_NOT_FOUND', `Publish run not found: ${runId}`);
     const stored = run.manifest as Manifest;
     const items = sortItems(stored.items);
     const manifest: Manifest = {
@@ -206,7 +207,7 @@ export class PublishService {
       await writeAtomically(latestPath, `${canonicalJsonIndented(latest)}\n`);
     } catch (err) {
       // The path and the system error go to the log, not to the client.
-      throw Object.assign(policyError(500, 'POLICY_PUBLISH_ARTIFACT_WRITE_ERROR', 'Failed to write the publish artifact.'), { cause: err });
+      throw policyError(Failure, 'POLICY_PUBLISH_ARTIFACT_WRITE_ERROR', 'Failed to write the publish artifact.', err);
     }
     return this.artifactInfo(scope, manifest, artifact);
   }

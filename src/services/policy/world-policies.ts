@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../../logging/logger.ts';
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
-import { HttpError } from '../../http/errors.ts';
+import { DomainError } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { WorldLoadError } from '../worlds/world-loader.ts';
 import { parseJson } from './canonical-json.ts';
@@ -42,7 +42,7 @@ export async function importWorldPolicies(worlds: WorldCatalog, repo: PolicyRepo
       result = await importer.importArtifact(artifact, true, PACKAGE_IMPORTER, world.id);
     } catch (err) {
       // A shipped artifact that fails its own integrity checks is a broken package.
-      throw new WorldLoadError(`${world.policyArtifactPath}: ${err instanceof HttpError ? err.message : String(err)}`);
+      throw new WorldLoadError(`${world.policyArtifactPath}: ${err instanceof DomainError ? err.message : String(err)}`);
     }
     const summary = { world: world.id, imported: result.imported_count, activated: result.activated_count, errors: result.error_count };
     if (result.error_count > 0) {
