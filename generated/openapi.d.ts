@@ -1996,6 +1996,7 @@ export interface components {
         /** @description Too many attempts; retry after the number of seconds in `Retry-After`. */
         TooManyRequests: {
             headers: {
+                /** @example 60 */
                 "Retry-After"?: number;
                 [name: string]: unknown;
             };

@@ -4,6 +4,7 @@
  * `axes`, labels under `character` and `occupation`), so both feed the same normalization.
  */
 import type { EntityStateResult } from './entity-state.ts';
+import { seededRandom } from './seeded-random.ts';
 
 /** The part of a world's axis bundle the generator reads (AxisBundle fits it): integrations need nothing from services. */
 export interface AxisLabels {
@@ -12,18 +13,6 @@ export interface AxisLabels {
 }
 
 export const BUILTIN_GENERATOR_VERSION = 'builtin-1';
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export class BuiltinEntityGenerator {
   async generate(seed: number, bundle: AxisLabels): Promise<EntityStateResult> {

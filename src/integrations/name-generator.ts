@@ -6,6 +6,7 @@ import { upstreamRequestOptions } from './upstream-http.ts';
 import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import type { Logger } from '../logging/logger.ts';
+import { seededRandom } from './seeded-random.ts';
 
 /** Message is the client-facing detail; the caller answers 502 with it. */
 export class NameGenerationError extends Error {
@@ -19,18 +20,6 @@ export interface NameGenerator {
 
 // ---------------------------------------------------------------------------------------------
 // Built-in generator
-
-/** mulberry32: a small, fast 32-bit seeded PRNG returning floats in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Any number maps to a 32-bit PRNG seed (NaN/±Infinity → 0). */
 function seedBits(seed: number): number {
@@ -120,9 +109,9 @@ function fitted(rand: () => number, make: (rand: () => number) => string): strin
  */
 export class BuiltinNameGenerator implements NameGenerator {
   fullName(seed: number): Promise<string> {
-    const first = fitted(mulberry32(seedBits(seed)), givenName);
+    const first = fitted(seededRandom(seedBits(seed)), givenName);
     // Salted so the last name of seed s is not simply a family-name version of seed s+1's first.
-    const last = fitted(mulberry32(seedBits(seed + 1) ^ 0x5bd1e995), familyName);
+    const last = fitted(seededRandom(seedBits(seed + 1) ^ 0x5bd1e995), familyName);
     return Promise.resolve(`${first} ${last}`);
   }
 }

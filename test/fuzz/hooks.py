@@ -29,7 +29,8 @@ def _letters(n: int) -> str:
 
 
 def _password(n: int) -> str:
-    return f"Quiet-Lantern-{n:04d}x"
+    # Digits apart, so that no run like 123 or 000 trips the STANDARD policy.
+    return "Quiet-Lantern-" + ".".join(str(n))
 
 
 def _fix_body(method: str, path: str, body: dict) -> None:

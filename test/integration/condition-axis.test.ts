@@ -58,6 +58,12 @@ describe('condition-axis generation (builtin generator)', function () {
     await server?.close();
   });
 
+  it('answers a body that is not well-formed JSON with 400 {detail}, as the contract documents', async () => {
+    const res = await generate(server, player, '{"world_id": "emberwick",');
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body).to.deep.equal({ detail: 'Malformed JSON in request body' });
+  });
+
   it('answers the bundle, the axes and the provenance for a given seed, for a player', async () => {
     const before = new Date(server.clock.now().getTime() - 1000);
     const res = await generate(server, player, body({ seed: 12345 }));
