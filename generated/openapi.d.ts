@@ -994,7 +994,7 @@ export interface paths {
         /**
          * Prometheus metrics
          * @description Text exposition format. Off unless `[metrics] mode` is `open` (no session) or `admin`
-         *     (query `session_id` of an admin or superuser); 404 when off.
+         *     (the session of an admin or superuser); 404 when off.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -4714,8 +4714,8 @@ export interface operations {
     getMetrics: {
         parameters: {
             query?: {
-                /** @description Needed when metrics are in `admin` mode. */
-                session_id?: string;
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
             };
             header?: never;
             path?: never;
