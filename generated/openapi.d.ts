@@ -53,8 +53,11 @@ export interface paths {
         /**
          * Register a temporary account
          * @description Creates a temporary `player` account that expires 24 hours later. Checks, in order:
-         *     username length 2..20 after trimming, username free, passwords match, STANDARD password
-         *     policy (all failing rules reported, joined by single spaces).
+         *     username length 2..20 after trimming (400 `Username must be 2-20 characters`), then only
+         *     ASCII letters, digits, `_`, `.` and `-` (400) and no reserved word such as `admin`,
+         *     `root` or `staff` (400), username free in any letter case (400), passwords match,
+         *     STANDARD password policy (all failing rules reported, joined by single spaces; at most
+         *     72 bytes in UTF-8).
          */
         post: operations["register"];
         delete?: never;
@@ -76,7 +79,10 @@ export interface paths {
          * Log in and open a session
          * @description Opens a server-side session (client type from the `X-Client-Type` header). Returns the
          *     account's characters in `world_id` (or the default world) and every active world with
-         *     the account's access to it.
+         *     the account's access to it. The username is looked up exactly as given (after trimming).
+         *     A password over 72 bytes in UTF-8 never matches (401). Past an account's allowance of
+         *     failed logins (`[rate_limit] login_per_username` per window) a wrong password answers
+         *     429; the right one still logs in.
          */
         post: operations["login"];
         delete?: never;
@@ -113,8 +119,9 @@ export interface paths {
         put?: never;
         /**
          * Change the account's password
-         * @description Checks, in order: the current password (401), the new one differs from it (400), the
-         *     STANDARD policy (400). Other sessions stay open.
+         * @description Checks, in order: the current password (401; past the account's allowance of failures a
+         *     wrong one is 429), the new one differs from it (400), the STANDARD policy (400; at most
+         *     72 bytes in UTF-8). The account's other sessions end; this one stays open.
          */
         post: operations["changePassword"];
         delete?: never;
@@ -231,7 +238,7 @@ export interface paths {
         };
         /**
          * Read rows of one of the server's tables
-         * @description Permission VIEW_LOGS. Only the server's own tables; password hashes are redacted.
+         * @description Permission VIEW_LOGS. Only the server's own tables. Secret columns (`users.password_hash`, `sessions.token_hash`) read as `[redacted]`.
          */
         get: operations["adminReadTable"];
         put?: never;
@@ -293,7 +300,11 @@ export interface paths {
         put?: never;
         /**
          * Disconnect a session
-         * @description Permission KICK_USERS. An unknown target answers 200 with `success` false.
+         * @description Permission KICK_USERS. The target is named by its handle (the `id` of its row in
+         *     `/admin/database/sessions` or `/admin/database/connections`, as a decimal string) or by
+         *     its token. The caller must outrank the session's owner (403 otherwise), except for
+         *     sessions of the caller's own account, which anyone with the permission may end. An
+         *     unknown target answers 200 with `success` false.
          */
         post: operations["adminKickSession"];
         delete?: never;
@@ -313,9 +324,11 @@ export interface paths {
         put?: never;
         /**
          * Create a permanent account
-         * @description Permission CREATE_USERS. Checks, in order: username length (400), role is one of the four
-         *     (400), the caller may create that role — admins only `player` and `worldbuilder` (403),
-         *     username free (400), passwords match (400), STANDARD policy (400).
+         * @description Permission CREATE_USERS. Checks, in order: username length, then only ASCII letters,
+         *     digits, `_`, `.` and `-` (400), role is one of the four (400), the caller may create that
+         *     role — admins only `player` and `worldbuilder` (403), username free in any letter case
+         *     (400), passwords match (400), STANDARD policy (400; at most 72 bytes in UTF-8). Reserved
+         *     words (`admin`, `moderator`, …) are allowed here: staff name staff accounts.
          */
         post: operations["adminCreateUser"];
         delete?: never;
@@ -338,7 +351,9 @@ export interface paths {
          * @description `action` is one of `change_role`, `ban` (alias `deactivate`), `unban`, `delete`,
          *     `change_password`. `ban`/`unban` need BAN_USERS, the others MANAGE_USERS (superuser).
          *     The caller must outrank the target; banning removes every session of the target.
-         *     Admin-set passwords need at least 8 characters.
+         *     Admin-set passwords need at least 8 characters (400 `Password must be at least 8
+         *     characters long`) and then pass the STANDARD policy (400); setting one removes every
+         *     session of the target.
          */
         post: operations["adminManageUser"];
         delete?: never;
@@ -519,7 +534,14 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Publish a scope's effective policies as a deterministic manifest and artifact */
+        /**
+         * Publish a scope's effective policies as a deterministic manifest and artifact
+         * @description Writes the artifact and `latest.json` under the server's exports root, then deletes the
+         *     artifacts and client-profile folders beyond the configured retention
+         *     (`[policy] max_artifacts_per_scope`, `[policy] max_client_profiles_per_world`). An
+         *     artifact that would be larger than `[policy] max_artifact_bytes` is not written and no
+         *     run is recorded: 422 `POLICY_PUBLISH_ARTIFACT_TOO_LARGE`.
+         */
         post: operations["publishPolicies"];
         delete?: never;
         options?: never;
@@ -594,10 +616,13 @@ export interface paths {
         put?: never;
         /**
          * Register a temporary guest account with one character
-         * @description Checks, in order: character name given and well-formed (2..40 letters, spaces,
-         *     apostrophes, hyphens) and not taken (400), passwords match (400), STANDARD policy (400).
-         *     The account is `guest_NNNNN`, expires in 24 hours, and gets one character in the default
-         *     world. If the character cannot be created the account is not kept.
+         * @description Checks, in order: players may create characters in the default world (403 when
+         *     `[character_creation] player_self_create_enabled` is off or the world's naming mode is
+         *     `manual`), character name given and well-formed (2..40 letters, spaces, apostrophes,
+         *     hyphens; no reserved word such as `Admin`) and not taken (400), passwords match (400),
+         *     STANDARD policy (400; at most 72 bytes in UTF-8). The account is `guest_NNNNN`, expires
+         *     in 24 hours, and gets one character in the default world. If the character cannot be
+         *     created the account is not kept.
          */
         post: operations["registerGuest"];
         delete?: never;
@@ -618,7 +643,10 @@ export interface paths {
         /**
          * Log in straight into a world with a character
          * @description Login, world check and character binding in one call; with `create_character` a missing
-         *     character is created under the given name.
+         *     character is created under the given name (no reserved word such as `Admin`; 400), as
+         *     far as players may create characters in that world (403 when
+         *     `[character_creation] player_self_create_enabled` is off, or for non-admins when the
+         *     world's naming mode is `manual`). Login failures are answered as by `POST /login`.
          */
         post: operations["loginDirect"];
         delete?: never;
@@ -655,9 +683,9 @@ export interface paths {
         put?: never;
         /**
          * Create a character with a generated name
-         * @description Checks, in order: world_id given (400), self-service creation enabled (403), world exists
-         *     (404) and is active (409), account may enter it (403), naming is generated (403), a slot is
-         *     free (409). The name generator being unavailable is 502. The character is not selected.
+         * @description Checks, in order: world_id given (400), world exists (404) and is active (409), account
+         *     may enter it (403), self-service creation enabled (403), naming is generated (403), a slot
+         *     is free (409). The name generator being unavailable is 502. The character is not selected.
          */
         post: operations["createCharacter"];
         delete?: never;
@@ -756,7 +784,10 @@ export interface paths {
          * Run one text command
          * @description The session must be bound to a character (409 otherwise). A command that fails in the
          *     game (no exit that way, unknown item, unknown verb) still answers 200, with `success`
-         *     false. `help` lists every command.
+         *     false. `help` lists every command. Control characters, escape sequences and
+         *     bidirectional controls are removed from the text (tabs and line breaks become spaces).
+         *     Each session may send a limited number of commands in a short window (by default 60 in
+         *     10 seconds); more answer 429.
          */
         post: operations["runCommand"];
         delete?: never;
@@ -910,9 +941,13 @@ export interface paths {
         /**
          * Run a command against the local language-model runtime (Ollama)
          * @description Permission VIEW_LOGS. Commands: `list`/`ls`, `ps`, `show <model>`, `pull <model>`,
-         *     `run <model> <prompt>` (the conversation is kept per session). `server_url` must be one
-         *     of the configured servers (400 otherwise). Runtime failures answer 200 with `success`
-         *     false and a readable `output`.
+         *     `run <model> <prompt>` (the conversation is kept per session, bounded in messages and
+         *     bytes). `server_url` must be one of the configured servers (400 otherwise). `pull` is
+         *     for superusers only (403 otherwise). A model name whose first path segment is a host
+         *     (contains a dot or a colon, or is `localhost`) must name a configured registry, and a
+         *     name without one means `registry.ollama.ai`, which must be configured too (400
+         *     otherwise). A `run` prompt over the configured byte limit (16384 by default) is a 400.
+         *     Runtime failures answer 200 with `success` false and a readable `output`.
          */
         post: operations["adminLlmCommand"];
         delete?: never;
@@ -1040,7 +1075,7 @@ export interface components {
             path: string;
             message: string;
         };
-        /** @description Session token from `POST /login` (a lower-case UUID). Send it as `Authorization: Bearer <session_id>` or where the operation shows it; a malformed, unknown or expired one answers 401. */
+        /** @description Session token from `POST /login` (a lower-case UUID), a secret: the server keeps only its SHA-256 hash and never shows it again. Send it as `Authorization: Bearer <session_id>` or where the operation shows it; a malformed, unknown or expired one answers 401. */
         SessionId: string;
         /**
          * @description `<policy_type>:<namespace>:<policy_key>`; the key may contain colons. A malformed id answers 422 `POLICY_ID_INVALID` (or `POLICY_TYPE_UNSUPPORTED`) with the policy error body.
@@ -1077,12 +1112,12 @@ export interface components {
         };
         RegisterRequest: {
             /**
-             * @description Trimmed; 2 to 20 characters.
+             * @description Trimmed; 2 to 20 characters, then only ASCII letters, digits, `_`, `.` and `-`, no reserved word (`admin`, `root`, `staff`, …) and not taken in any letter case (400 each).
              * @example mira
              */
             username: string;
             /**
-             * @description Must pass the STANDARD password policy (see `POST /register`).
+             * @description Must pass the STANDARD password policy (see `POST /register`), which allows at most 72 bytes in UTF-8 (bcrypt reads no further).
              * @example Quiet-Lantern-42
              */
             password: string;
@@ -1093,8 +1128,9 @@ export interface components {
             password_confirm: string;
         };
         LoginRequest: {
-            /** @description Trimmed; 2 to 20 characters (400 otherwise). */
+            /** @description Trimmed; 2 to 20 characters (400 otherwise); looked up exactly as given. */
             username: string;
+            /** @description A password over 72 bytes in UTF-8 never matches (401), since none can be set. */
             password: string;
             /** @description World whose characters to return; the default world when absent. */
             world_id?: string | null;
@@ -1102,7 +1138,7 @@ export interface components {
         ChangePasswordRequest: {
             session_id?: components["schemas"]["SessionId"];
             old_password: string;
-            /** @description Must differ from the current password and pass the STANDARD policy. */
+            /** @description Must differ from the current password and pass the STANDARD policy (at most 72 bytes in UTF-8). */
             new_password: string;
         };
         /** @enum {string} */
@@ -1166,12 +1202,13 @@ export interface components {
             is_online_in_world: boolean;
             online_world_ids: string[];
         };
+        /** @description An unexpired session. Its token is a secret and never listed; `id` names the session instead. */
         SessionRow: {
+            /** @description The session's handle, not a secret and never reused; `POST /admin/session/kick` accepts it (as a decimal string) in `target_session_id`. */
             id: number;
             username: string;
             character_name: string | null;
             world_id: string | null;
-            session_id: string;
             client_type: string;
             created_at: string;
             last_activity: string;
@@ -1249,7 +1286,7 @@ export interface components {
             updated_by: string;
             slot_kinds: string[];
         };
-        /** @description A policy variant as authored. Only its shape is checked here: the policy layer validates the values against the rules of the policy type (named in the path) and reports every problem, as `is_valid: false` on validate and as 422 `POLICY_VALIDATION_ERROR` on upsert. */
+        /** @description A policy variant as authored. Only its shape is checked here: the policy layer validates the values against the rules of the policy type (named in the path) and reports every problem, as `is_valid: false` on validate and as 422 `POLICY_VALIDATION_ERROR` on upsert. `content` may nest at most 32 levels deep (the content object being the first) and be at most 262144 bytes as canonical JSON. */
         PolicyVariantInput: {
             schema_version: string;
             policy_version: number;
@@ -1316,8 +1353,9 @@ export interface components {
         };
         PublishArtifactInfo: {
             artifact_hash: string;
-            /** @description Where the artifact file is (on the server). */
+            /** @description Where the artifact file is, relative to the server's exports root (`/`-separated). Retention may delete it later. */
             artifact_path: string;
+            /** @description Where the scope's `latest.json` is, relative to the exports root. */
             latest_path: string;
         };
         PublishResponse: {
@@ -1634,16 +1672,16 @@ export interface components {
         };
         KickRequest: {
             session_id?: components["schemas"]["SessionId"];
-            /** @description The session to end. */
+            /** @description The session to end, by its handle (a session row `id` as a decimal string, e.g. `7`, as the session listings show it) or by its token. Anything that names no live session answers 200 with `success` false. */
             target_session_id: string;
         };
         CreateUserRequest: {
             session_id?: components["schemas"]["SessionId"];
-            /** @description Trimmed; 2 to 20 characters. */
+            /** @description Trimmed; 2 to 20 characters, then only ASCII letters, digits, `_`, `.` and `-` (400); not taken in any letter case. */
             username: string;
             /** @description Surrounding spaces and letter case are ignored. */
             role: components["schemas"]["Role"];
-            /** @description Must pass the STANDARD password policy. */
+            /** @description Must pass the STANDARD password policy (at most 72 bytes in UTF-8). */
             password: string;
             /** @description Must equal `password`. */
             password_confirm: string;
@@ -1655,7 +1693,7 @@ export interface components {
             target_username: string;
             /** @description Required for `change_role`; letter case and surrounding spaces are ignored. */
             new_role?: components["schemas"]["Role"];
-            /** @description Required for `change_password`; at least 8 characters. */
+            /** @description Required for `change_password`; at least 8 characters, then the STANDARD password policy (at most 72 bytes in UTF-8). */
             new_password?: string;
         };
         WorldAccessRequest: {
@@ -1688,11 +1726,11 @@ export interface components {
             activate: boolean;
         };
         GuestRegistrationRequest: {
-            /** @description Must pass the STANDARD password policy. */
+            /** @description Must pass the STANDARD password policy (at most 72 bytes in UTF-8). */
             password: string;
             /** @description Must equal `password`. */
             password_confirm: string;
-            /** @description Trimmed; 2 to 40 letters, spaces, apostrophes and hyphens; unique across the server. */
+            /** @description Trimmed; 2 to 40 letters, spaces, apostrophes and hyphens, no reserved word (`Admin`, `Root`, `Staff`, …); unique across the server. */
             character_name: string;
         };
         DirectLoginRequest: {
@@ -2039,7 +2077,7 @@ export interface components {
         /** @example 1 */
         CharacterIdPath: number;
         /**
-         * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased, `unknown` when absent.
+         * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased when that is a short token (1 to 32 of `a-z`, `0-9`, `.`, `_`, `-`), otherwise and when absent as `unknown`.
          * @example web
          */
         ClientType: string;
@@ -2168,7 +2206,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased, `unknown` when absent.
+                 * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased when that is a short token (1 to 32 of `a-z`, `0-9`, `.`, `_`, `-`), otherwise and when absent as `unknown`.
                  * @example web
                  */
                 "X-Client-Type"?: components["parameters"]["ClientType"];
@@ -2423,7 +2461,6 @@ export interface operations {
                      *           "username": "mira",
                      *           "character_name": null,
                      *           "world_id": null,
-                     *           "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
                      *           "client_type": "web",
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
@@ -2620,7 +2657,6 @@ export interface operations {
                      *           "username": "mira",
                      *           "character_name": null,
                      *           "world_id": null,
-                     *           "session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d",
                      *           "client_type": "web",
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
@@ -2691,7 +2727,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "target_session_id": "0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d"
+                 *       "target_session_id": "7"
                  *     }
                  */
                 "application/json": components["schemas"]["KickRequest"];
@@ -2715,7 +2751,20 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description The role lacks KICK_USERS, or does not outrank the owner of the target session. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Insufficient permissions to manage user with role 'superuser'"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             415: components["responses"]["UnsupportedMediaType"];
         };
     };
@@ -3352,8 +3401,8 @@ export interface operations {
                      *       },
                      *       "artifact": {
                      *         "artifact_hash": "67115f79aa001e2716e4aca6d1e65a0842e58fdd060ac1153af50268bd49ca36",
-                     *         "artifact_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
-                     *         "latest_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/latest.json"
+                     *         "artifact_path": "worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
+                     *         "latest_path": "worlds/emberwick/client_mobile/latest.json"
                      *       }
                      *     }
                      */
@@ -3422,8 +3471,8 @@ export interface operations {
                      *       },
                      *       "artifact": {
                      *         "artifact_hash": "67115f79aa001e2716e4aca6d1e65a0842e58fdd060ac1153af50268bd49ca36",
-                     *         "artifact_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
-                     *         "latest_path": "/srv/mud/data/policy-exports/worlds/emberwick/client_mobile/latest.json"
+                     *         "artifact_path": "worlds/emberwick/client_mobile/publish_d5894d469ff70d9e58229437306ec0418f670b4c3c1d92f2b8010406617da06c.json",
+                     *         "latest_path": "worlds/emberwick/client_mobile/latest.json"
                      *       }
                      *     }
                      */
@@ -3635,7 +3684,22 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            /** @description Players may not create characters in the default world (self-service creation is off, or its naming is admin-managed). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Player self-service character creation is disabled."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
         };
     };
@@ -3644,7 +3708,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased, `unknown` when absent.
+                 * @description Kind of client (e.g. `web`, `tui`); stored trimmed and lower-cased when that is a short token (1 to 32 of `a-z`, `0-9`, `.`, `_`, `-`), otherwise and when absent as `unknown`.
                  * @example web
                  */
                 "X-Client-Type"?: components["parameters"]["ClientType"];
@@ -4121,6 +4185,22 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description Too many commands from this session; retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @example 4 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many commands. Try again in 4 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getStatus: {

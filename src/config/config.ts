@@ -7,6 +7,7 @@
  * keys and unknown MUD_* variables only produce warnings.
  */
 import { readFileSync, existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import ini from 'ini';
 
@@ -18,7 +19,8 @@ type Kind =
   | { type: 'number'; min: number; max: number }
   | { type: 'bool' }
   | { type: 'enum'; values: readonly string[] }
-  | { type: 'list' };
+  | { type: 'list' }
+  | { type: 'trust_proxy' };
 
 interface Setting {
   section: string;
@@ -45,6 +47,7 @@ export const SETTINGS: readonly Setting[] = [
   s('server', 'max_body_bytes', { type: 'int', min: 1024, max: 64 * 1024 * 1024 }, '1048576', 'Largest accepted request body; larger bodies get 413.'),
   s('server', 'shutdown_timeout_seconds', { type: 'int', min: 1, max: 600 }, '10', 'How long a graceful shutdown waits for in-flight requests.'),
   s('server', 'validate_responses', { type: 'bool' }, 'false', 'Validate every response against openapi.yaml (on in tests; costs CPU).'),
+  s('server', 'trust_proxy', { type: 'trust_proxy' }, 'false', 'Reverse proxies whose X-Forwarded-For names the client address (for the per-address limits): false, a hop count, or their addresses.'),
   s('database', 'path', { type: 'string' }, 'data/mud.db', 'SQLite file, relative to the working directory.', 'MUD_DB_PATH'),
   s('database', 'url', { type: 'string' }, '', 'postgres://… connection string; when set, PostgreSQL is used instead of SQLite.', 'DATABASE_URL'),
   s('logging', 'level', { type: 'enum', values: ['error', 'warn', 'info', 'debug', 'silent'] }, 'info', 'Log level of the JSON log lines on stdout.', 'MUD_LOG_LEVEL'),
@@ -54,19 +57,25 @@ export const SETTINGS: readonly Setting[] = [
   s('worlds', 'allow_multi_world_characters', { type: 'bool' }, 'false', 'POST /login-direct may create a character in a second world.', 'MUD_ALLOW_MULTI_WORLD_CHARACTERS'),
   s('session', 'ttl_minutes', { type: 'int', min: 1, max: 525600 }, '480', 'Session lifetime in minutes.', 'MUD_SESSION_TTL_MINUTES'),
   s('session', 'sliding_expiration', { type: 'bool' }, 'true', 'Each validated request extends the session by ttl_minutes.', 'MUD_SESSION_SLIDING_EXPIRATION'),
+  s('session', 'max_age_days', { type: 'int', min: 1, max: 365 }, '7', 'A session ends this long after login, however active it is.'),
   s('session', 'allow_multiple_sessions', { type: 'bool' }, 'true', 'When false, a login closes the account\'s other sessions.', 'MUD_SESSION_ALLOW_MULTIPLE'),
   s('session', 'sweep_interval_seconds', { type: 'int', min: 10, max: 86400 }, '300', 'How often expired sessions are removed in bulk.'),
   s('security', 'bcrypt_rounds', { type: 'int', min: 10, max: 15 }, '12', 'bcrypt cost for new password hashes (each +1 doubles the time).', 'MUD_BCRYPT_ROUNDS'),
   s('accounts', 'purge_interval_minutes', { type: 'int', min: 1, max: 10080 }, '60', 'How often expired temporary accounts are purged (also once at start).'),
   s('rate_limit', 'enabled', { type: 'bool' }, 'true', 'Master switch of all rate limits (off for load tests).', 'MUD_RATE_LIMIT_ENABLED'),
-  s('rate_limit', 'window_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'Length of the window every limit below counts in.'),
+  s('rate_limit', 'window_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'Length of the window the login, registration and password-change limits count in.'),
   s('rate_limit', 'login_per_address', { type: 'int', min: 1, max: 100000 }, '30', 'Login attempts per client address per window.'),
-  s('rate_limit', 'login_per_username', { type: 'int', min: 1, max: 100000 }, '10', 'Failed logins per username per window.'),
+  s('rate_limit', 'login_per_username', { type: 'int', min: 1, max: 100000 }, '10', 'Failed logins per account per window; past it a wrong password gets 429, the right one still logs in.'),
   s('rate_limit', 'register_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Registrations per client address per window.'),
   s('rate_limit', 'register_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Registration attempts per username per window.'),
   s('rate_limit', 'change_password_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Password changes per client address per window.'),
-  s('rate_limit', 'change_password_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Failed password changes per account per window.'),
+  s('rate_limit', 'change_password_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Failed password changes per account per window; past it a wrong current password gets 429, the right one still works.'),
+  s('rate_limit', 'command_per_session', { type: 'int', min: 1, max: 100000 }, '60', 'Game commands (POST /command) per session per command window.'),
+  s('rate_limit', 'command_window_seconds', { type: 'int', min: 1, max: 3600 }, '10', 'Length of the window command_per_session counts in.'),
   s('policy', 'exports_root', { type: 'string' }, 'data/policy-exports', 'Folder that publish writes policy artifacts into.', 'MUD_POLICY_EXPORTS_ROOT'),
+  s('policy', 'max_artifact_bytes', { type: 'int', min: 65536, max: 4294967296 }, '16777216', 'Largest publish artifact file; a publish that would write a larger one gets 422.'),
+  s('policy', 'max_artifacts_per_scope', { type: 'int', min: 1, max: 10000 }, '10', 'Newest publish artifacts kept in each world or client-profile folder; publish deletes older ones.'),
+  s('policy', 'max_client_profiles_per_world', { type: 'int', min: 1, max: 10000 }, '10', 'Client-profile folders kept per world; publish deletes those published longest ago.'),
   s('character_creation', 'player_self_create_enabled', { type: 'bool' }, 'true', 'Players may create their own characters (POST /characters/create).', 'MUD_PLAYER_SELF_CREATE_ENABLED'),
   s('character_creation', 'default_access_mode', { type: 'enum', values: ['open', 'invite'] }, 'invite', 'Access mode of worlds whose package and [world_policy.<id>] set none.', 'MUD_CHAR_CREATE_DEFAULT_MODE'),
   s('character_creation', 'default_naming_mode', { type: 'enum', values: ['generated', 'manual'] }, 'generated', 'Naming mode of worlds that set none.', 'MUD_CHAR_CREATE_DEFAULT_NAMING'),
@@ -84,7 +93,14 @@ export const SETTINGS: readonly Setting[] = [
   s('llm', 'request_timeout_seconds', { type: 'number', min: 0.1, max: 600 }, '120', 'Timeout of list/ps/show/run requests to Ollama.', 'MUD_LLM_REQUEST_TIMEOUT_SECONDS'),
   s('llm', 'pull_timeout_seconds', { type: 'number', min: 1, max: 3600 }, '300', 'Timeout of a model pull.', 'MUD_LLM_PULL_TIMEOUT_SECONDS'),
   s('llm', 'history_limit', { type: 'int', min: 2, max: 1000 }, '40', 'Messages of /admin/llm/command run history kept per session.', 'MUD_LLM_HISTORY_LIMIT'),
+  s('llm', 'allowed_registries', { type: 'list' }, 'registry.ollama.ai', 'Registry hosts (host[:port]) models may come from in pull/show/run; a name without a host means registry.ollama.ai.'),
+  s('llm', 'max_prompt_bytes', { type: 'int', min: 64, max: 16384 }, '16384', 'Largest run prompt in UTF-8 bytes (the contract caps the command at 16384 characters).'),
+  s('llm', 'max_history_bytes_per_session', { type: 'int', min: 1024, max: 67108864 }, '262144', 'Bytes of run history kept per session; the oldest messages go first.'),
+  s('llm', 'max_history_bytes_total', { type: 'int', min: 1024, max: 1073741824 }, '4194304', 'Bytes of run history kept over all sessions; the least recently used sessions go first.'),
   s('metrics', 'mode', { type: 'enum', values: ['off', 'open', 'admin'] }, 'off', 'GET /metrics: off, open to anyone, or for admin sessions only.', 'MUD_METRICS_MODE'),
+  s('chat', 'retention_days', { type: 'int', min: 1, max: 3650 }, '7', 'Chat messages older than this are deleted.'),
+  s('chat', 'max_messages_per_room', { type: 'int', min: 20, max: 1000000 }, '500', 'Newest chat messages kept per room; older ones are deleted.'),
+  s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
 ];
 
 /** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
@@ -104,11 +120,12 @@ export interface Config {
     maxBodyBytes: number;
     shutdownTimeoutSeconds: number;
     validateResponses: boolean;
+    trustProxy: TrustProxy;
   };
   database: { path: string; url: string };
   logging: { level: 'error' | 'warn' | 'info' | 'debug' | 'silent' };
   worlds: { worldsRoot: string; defaultWorldId: string; allowMultiWorldCharacters: boolean };
-  session: { ttlMinutes: number; slidingExpiration: boolean; allowMultipleSessions: boolean; sweepIntervalSeconds: number };
+  session: { ttlMinutes: number; slidingExpiration: boolean; maxAgeDays: number; allowMultipleSessions: boolean; sweepIntervalSeconds: number };
   security: { corsOrigins: string[]; bcryptRounds: number };
   accounts: { purgeIntervalMinutes: number };
   rateLimit: {
@@ -120,8 +137,10 @@ export interface Config {
     registerPerUsername: number;
     changePasswordPerAddress: number;
     changePasswordPerUsername: number;
+    commandPerSession: number;
+    commandWindowSeconds: number;
   };
-  policy: { exportsRoot: string };
+  policy: { exportsRoot: string; maxArtifactBytes: number; maxArtifactsPerScope: number; maxClientProfilesPerWorld: number };
   integrations: {
     namegenMode: 'builtin' | 'http';
     namegenBaseUrl: string;
@@ -133,10 +152,58 @@ export interface Config {
   };
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
-  llm: { allowedServerUrls: string[]; requestTimeoutSeconds: number; pullTimeoutSeconds: number; historyLimit: number };
+  chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
+  llm: {
+    allowedServerUrls: string[];
+    requestTimeoutSeconds: number;
+    pullTimeoutSeconds: number;
+    /** Most messages (user + assistant) kept per session. */
+    historyLimit: number;
+    /** Registry hosts (`host[:port]`) model names may name; a name without one means the default registry. */
+    allowedRegistries: string[];
+    /** Largest `run` prompt, in UTF-8 bytes. */
+    maxPromptBytes: number;
+    /** Most bytes of kept message contents (UTF-8) per session, and over all sessions. */
+    maxHistoryBytesPerSession: number;
+    maxHistoryBytesTotal: number;
+  };
   characterCreation: { playerSelfCreateEnabled: boolean; defaultAccessMode: 'open' | 'invite'; defaultNamingMode: 'generated' | 'manual'; defaultWorldSlotLimit: number };
   /** `[world_policy.<world_id>]` sections, keyed by world id. */
   worldPolicies: Record<string, WorldPolicyOverride>;
+}
+
+/**
+ * Express's `trust proxy`: off, the number of proxy hops in front of the server, or the
+ * proxies' addresses. `true` (trust every hop) is not offered: any client could then pick its
+ * own address by sending X-Forwarded-For.
+ */
+export type TrustProxy = false | number | string[];
+
+/** What `[server] trust_proxy` accepts, as the example INI and start-up errors say it. */
+export const TRUST_PROXY_VALUES =
+  'false, a hop count from 1 to 10, or a comma-separated list of proxy addresses, subnets (10.0.0.0/8) and the names loopback, linklocal, uniquelocal';
+
+/** Express's names for address ranges, accepted beside addresses and subnets. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_RANGE_NAMES.includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
+/** The parsed value, or undefined when `value` is none of TRUST_PROXY_VALUES. */
+function parseTrustProxy(value: string): TrustProxy | undefined {
+  const lower = value.toLowerCase();
+  if (lower === '' || FALSE.includes(lower)) return false;
+  if (/^\d+$/.test(lower)) {
+    const hops = Number(lower);
+    return hops >= 1 && hops <= 10 ? hops : undefined;
+  }
+  const entries = lower.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
+  return entries.length > 0 && entries.every(isProxyAddress) ? entries : undefined;
 }
 
 export interface WorldPolicyOverride {
@@ -197,6 +264,11 @@ function parseValue(setting: Setting, raw: string, origin: string): unknown {
         throw new ConfigError(`Invalid value '${raw}' for ${name}: expected one of ${kind.values.join(', ')}`);
       }
       return lower;
+    }
+    case 'trust_proxy': {
+      const trust = parseTrustProxy(value);
+      if (trust === undefined) throw new ConfigError(`Invalid value '${raw}' for ${name}: expected ${TRUST_PROXY_VALUES}`);
+      return trust;
     }
   }
 }

@@ -9,3 +9,7 @@ export const systemClock: Clock = () => new Date();
 export function toDbTime(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
+
+export function fromDbTime(text: string): Date {
+  return new Date(`${text.replace(' ', 'T')}Z`);
+}

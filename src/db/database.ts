@@ -39,6 +39,8 @@ export function isPostgresUrl(url: string): boolean {
 
 export function knexConfig(options: DatabaseOptions): Knex.Config {
   const migrations = { migrationSource, tableName: 'knex_migrations' };
+  // A failed query's message starts with its SQL; never with the values bound into it.
+  const compileSqlOnError = false;
   if (options.url) {
     if (!isPostgresUrl(options.url)) throw new Error('DATABASE_URL must start with postgres:// or postgresql://');
     return {
@@ -47,6 +49,7 @@ export function knexConfig(options: DatabaseOptions): Knex.Config {
       searchPath: options.schema ? [options.schema] : undefined,
       pool: { min: 0, max: 10 },
       migrations: { ...migrations, schemaName: options.schema },
+      compileSqlOnError,
     };
   }
   return {
@@ -56,6 +59,7 @@ export function knexConfig(options: DatabaseOptions): Knex.Config {
     // One connection: SQLite serializes writers anyway, and this keeps PRAGMAs in force.
     pool: { min: 1, max: 1, afterCreate: sqlitePragmas },
     migrations,
+    compileSqlOnError,
   };
 }
 
@@ -65,7 +69,14 @@ export function openDatabase(options: DatabaseOptions, logger: Logger): Db {
   }
   // Knex's own warnings go through our JSON log, not straight to stdout.
   const log = (level: 'warn' | 'error' | 'debug') => (message: unknown) => logger.log(level, 'knex', { detail: String(message) });
-  return knexFactory({ ...knexConfig(options), log: { warn: log('warn'), error: log('error'), deprecate: log('warn'), debug: log('debug') } });
+  const db = knexFactory({ ...knexConfig(options), log: { warn: log('warn'), error: log('error'), deprecate: log('warn'), debug: log('debug') } });
+  // knex puts the SQL in front of the driver's message ("<sql> - SQLITE_BUSY: …"). Errors end
+  // up in logs and some in admin answers, so they keep only the driver's message and code.
+  db.on('query-error', (err: unknown, query: { sql?: unknown }) => {
+    const prefix = `${String(query.sql)} - `;
+    if (err instanceof Error && err.message.startsWith(prefix)) err.message = err.message.slice(prefix.length);
+  });
+  return db;
 }
 
 /** Applies every pending migration; returns the names applied in this run. */

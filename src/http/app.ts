@@ -1,7 +1,7 @@
 /**
  * Assembles the Express application from already-built services. Order matters:
- * request context → CORS → docs (outside the contract) → JSON body → contract validation
- * → routers → 404 → error mapper.
+ * request context → CORS → docs (outside the contract) → JSON body → NUL refusal → contract
+ * validation → routers → 404 → error mapper.
  */
 import express, { type Express } from 'express';
 import cors from 'cors';
@@ -11,6 +11,7 @@ import type { Contract } from './openapi.ts';
 import { contractValidator } from './openapi.ts';
 import { requestContextMiddleware } from './middleware/request-context.ts';
 import { normalizeCaseInsensitiveFields } from './middleware/normalize.ts';
+import { rejectNul } from './middleware/reject-nul.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { docsRouter } from './routes/docs.ts';
 import { publicRouter } from './routes/public.ts';
@@ -41,6 +42,8 @@ export function createApp({ config, logger, contract, version, services, request
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip, which the per-address limits count by, reads X-Forwarded-For only from these proxies.
+  app.set('trust proxy', config.server.trustProxy);
 
   // First, so every request is counted and timed (GET /metrics; off → no registry at all).
   const metrics = config.metrics.mode === 'off' ? null : createMetrics(() => services.entityStateCounters());
@@ -59,6 +62,7 @@ export function createApp({ config, logger, contract, version, services, request
   const json = express.json({ limit: config.server.maxBodyBytes });
   const jsonKeepingFloats = express.json({ limit: config.server.maxBodyBytes, reviver: keepFloats as (key: string, value: unknown) => unknown });
   app.use((req, res, next) => (req.path.startsWith('/api/polic') ? jsonKeepingFloats : json)(req, res, next));
+  app.use(rejectNul);
   app.use(normalizeCaseInsensitiveFields);
   app.use(contractValidator(contract, config.server.validateResponses));
 
@@ -68,7 +72,7 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(accountsRouter(services.accounts, services.sessions, limits));
   app.use(labRouter(services.sessions, services.lab, services.llm));
   app.use(pipelineRouter(services.sessions, services.conditionAxis));
-  app.use(gameRouter(services.sessions, services.characterRepository, services.game));
+  app.use(gameRouter(services.sessions, services.characterRepository, services.game, limits));
   app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
   app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));

@@ -16,11 +16,11 @@ import {
   Forbidden,
   InvalidInput,
   NotFound,
+  TooManyRequests,
   Unauthenticated,
   Unprocessable,
   UpstreamFailed,
   UpstreamTimeout,
-  type DomainErrorKind,
 } from '../services/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../services/policy/policy-model.ts';
 
@@ -132,13 +132,14 @@ interface DomainAnswer {
 }
 
 /** The status each domain error answers with, and how it is logged. */
-const DOMAIN_ERRORS = new Map<DomainErrorKind, DomainAnswer>([
+const DOMAIN_ERRORS = new Map<new (...args: never[]) => DomainError, DomainAnswer>([
   [InvalidInput, { status: 400 }],
   [Unauthenticated, { status: 401 }],
   [Forbidden, { status: 403 }],
   [NotFound, { status: 404 }],
   [Conflict, { status: 409 }],
   [Unprocessable, { status: 422 }],
+  [TooManyRequests, { status: 429 }],
   [Failure, { status: 500, log: SERVER_ERROR }],
   [FeatureUnsupported, { status: 501, log: REFUSED }],
   [UpstreamFailed, { status: 502, log: UPSTREAM }],
@@ -154,7 +155,8 @@ function fromDomainError(err: DomainError, logger: Logger): HttpError | null {
     const answer = DOMAIN_ERRORS.get(proto.constructor);
     if (!answer) continue;
     if (answer.log) logger.log(answer.log.level, answer.log.message, { status: answer.status, ...err.extra, detail: err.message, cause: causeOf(err) });
-    return new HttpError(answer.status, err.message, { ...err.extra });
+    const headers: Record<string, string> = err instanceof TooManyRequests ? { 'Retry-After': String(err.retryAfterSeconds) } : {};
+    return new HttpError(answer.status, err.message, { ...err.extra }, headers);
   }
   return null;
 }
@@ -181,7 +183,9 @@ export function toHttpError(err: unknown, logger: Logger): HttpError {
     if (mapped.status >= 500) logger.error('Response failed contract validation', { error: err.message, issues: err.errors });
     return mapped;
   }
-  logger.error('Unhandled error', { error: err instanceof Error ? err.stack ?? err.message : String(err) });
+  // Database errors carry only the driver's message (src/db/database.ts) and its code.
+  const code = (err as { code?: unknown } | null)?.code;
+  logger.error('Unhandled error', { error: err instanceof Error ? err.stack ?? err.message : String(err), ...(typeof code === 'string' ? { code } : {}) });
   return new HttpError(500, 'Internal server error');
 }
 

@@ -4,13 +4,20 @@
  * `/api/chat`). It never throws for upstream trouble: every call answers an `OllamaResult`,
  * and callers map the failure kinds to their own texts. No retries. Log lines carry the
  * operation, model, status and latency, never prompt or answer contents (debug: sizes only).
+ * Answers are read up to a size cap (after decompression), so a runaway or hostile runtime
+ * cannot fill the server's memory.
  */
 import axios from 'axios';
 import type { AxiosResponse } from 'axios';
 import type { Logger } from '../logging/logger.ts';
 import { upstreamRequestOptions } from './upstream-http.ts';
 
-export type OllamaFailureKind = 'timeout' | 'unreachable' | 'http' | 'invalid_json';
+export type OllamaFailureKind = 'timeout' | 'unreachable' | 'http' | 'invalid_json' | 'too_large';
+
+/** Largest answer read from Ollama; a longer one fails as `too_large`. */
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** A pull streams a progress line several times a second for the whole download: more room. */
+export const MAX_PULL_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 export type OllamaResult<T> =
   | { ok: true; data: T }
@@ -57,7 +64,7 @@ export class OllamaClient {
    * response's status and `body` = the error text.
    */
   async pull(baseUrl: string, name: string, timeoutMs: number): Promise<OllamaResult<string[]>> {
-    const sent = await this.send('pull', 'POST', baseUrl, '/api/pull', { name }, timeoutMs, name);
+    const sent = await this.send('pull', 'POST', baseUrl, '/api/pull', { name }, timeoutMs, name, MAX_PULL_RESPONSE_BYTES);
     if (!sent.ok) return sent;
     const statuses: string[] = [];
     for (const line of sent.data.text.split('\n')) {
@@ -99,6 +106,7 @@ export class OllamaClient {
     body: Record<string, unknown> | undefined,
     timeoutMs: number,
     model?: string,
+    maxBytes = MAX_RESPONSE_BYTES,
   ): Promise<OllamaResult<{ status: number; text: string }>> {
     const url = `${normalizeBaseUrl(baseUrl)}${path}`;
     const started = performance.now();
@@ -107,12 +115,13 @@ export class OllamaClient {
     try {
       response = await axios.request({
         ...upstreamRequestOptions(timeoutMs),
+        maxContentLength: maxBytes,
         method,
         url,
         ...(payload === undefined ? {} : { data: payload, headers: { 'Content-Type': 'application/json' } }),
       });
     } catch (err) {
-      const kind = isTimeout(err) ? 'timeout' : 'unreachable';
+      const kind = isTimeout(err) ? 'timeout' : isTooLarge(err) ? 'too_large' : 'unreachable';
       this.logger.warn('Ollama request failed', {
         event: 'ollama_request_failed',
         op,
@@ -145,6 +154,11 @@ export class OllamaClient {
 function isTimeout(err: unknown): boolean {
   if (!err || typeof err !== 'object' || !('code' in err)) return false;
   return err.code === 'ETIMEDOUT' || err.code === 'ECONNABORTED';
+}
+
+/** axios's only signal that `maxContentLength` cut the answer off is its message. */
+function isTooLarge(err: unknown): boolean {
+  return axios.isAxiosError(err) && err.code === 'ERR_BAD_RESPONSE' && /maxContentLength/.test(err.message);
 }
 
 function elapsed(since: number): number {

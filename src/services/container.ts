@@ -139,6 +139,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     playerSelfCreateEnabled: config.characterCreation.playerSelfCreateEnabled,
   });
   const ollama = new OllamaClient(logger);
+  const gameRepository = new GameRepository(db);
   const ledger = new LedgerService(new LedgerRepository(db), clock);
   return {
     lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
@@ -146,7 +147,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     ledger,
     characters: characterService,
     characterRepository: characters,
-    game: new GameService(new GameRepository(db), worlds, clock, {
+    game: new GameService(gameRepository, worlds, clock, {
       db,
       policies,
       axisState,
@@ -174,7 +175,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     worldRepository,
     policyRepository,
     policies,
-    publisher: new PublishService(policyRepository, policies, config.policy.exportsRoot),
+    publisher: new PublishService(policyRepository, policies, config.policy),
     importer: new ImportService(policyRepository, policies),
     users,
     hasher,
@@ -197,6 +198,11 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
         name: 'expired-temporary-accounts',
         intervalMs: config.accounts.purgeIntervalMinutes * 60_000,
         run: () => users.purgeExpiredTemporary(toDbTime(clock())),
+      },
+      {
+        name: 'chat-retention',
+        intervalMs: config.chat.pruneIntervalMinutes * 60_000,
+        run: () => gameRepository.pruneMessages(toDbTime(new Date(clock().getTime() - config.chat.retentionDays * 86_400_000)), config.chat.maxMessagesPerRoom),
       },
     ],
     close: () => hasher.close(),

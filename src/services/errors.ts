@@ -38,6 +38,16 @@ export class NotFound extends DomainError {}
 /** The request is valid but clashes with the current state (taken, inactive, no slot left). */
 export class Conflict extends DomainError {}
 
+/** Too many attempts of one kind in a short time; the client may try again after `retryAfterSeconds`. */
+export class TooManyRequests extends DomainError {
+  readonly retryAfterSeconds: number;
+
+  constructor(what: string, retryAfterSeconds: number) {
+    super(`Too many ${what}. Try again in ${retryAfterSeconds} seconds.`);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 /** Well-formed but semantically invalid content (policy and condition-axis validation). */
 export class Unprocessable extends DomainError {}
 

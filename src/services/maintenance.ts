@@ -1,6 +1,6 @@
 /**
- * Periodic upkeep (expired sessions, expired temporary accounts). Each task runs once at
- * start, then on its interval; timers do not keep the process alive.
+ * Periodic upkeep (expired sessions, expired temporary accounts, old chat). Each task runs
+ * once at start, then on its interval; timers do not keep the process alive.
  */
 import type { Logger } from '../logging/logger.ts';
 

@@ -5,8 +5,9 @@ are also valid for the server's business rules (and the session travels one way 
   `session_id` query and body fields are dropped, and a `{session_id}` path segment carries the
   same token; the server refuses a request naming two different sessions (400).
 - Positive cases get a password confirmation equal to the password, passwords that pass the
-  STANDARD policy, and usernames and character names nobody has taken yet. Negative cases are
-  left alone, so the fuzzer still checks that broken requests are refused.
+  STANDARD policy, and usernames and character names nobody has taken yet (and with no
+  reserved word). Negative cases are left alone, so the fuzzer still checks that broken
+  requests are refused.
 """
 import itertools
 import os
@@ -40,7 +41,8 @@ def _fix_body(method: str, path: str, body: dict) -> None:
     if (method, path) in (("POST", "/register"), ("POST", "/admin/user/create")):
         body["username"] = f"fz{n}"
     if "character_name" in body:
-        body["character_name"] = f"Fuzz {_letters(n).capitalize()}"
+        # The Q keeps the unique letters from ever forming a reserved word such as "Gm" (400).
+        body["character_name"] = f"Fuzz Q{_letters(n)}"
     if (method, path) in (("POST", "/login"), ("POST", "/login-direct")):
         # Trimmed length 2..20 (400 otherwise); an unknown name then answers 401.
         body["username"] = f"fz{n}"

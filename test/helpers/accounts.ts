@@ -3,6 +3,7 @@
  * (there is no public route that creates an admin), then act and assert through HTTP.
  */
 import { toDbTime } from '../../src/db/clock.ts';
+import { sessionTokenHash } from '../../src/db/repositories/session-repository.ts';
 import type { Role } from '../../src/services/accounts/roles.ts';
 import type { TestServer } from './test-server.ts';
 
@@ -32,4 +33,12 @@ export async function login(server: TestServer, username: string, password = GOO
 export async function sessionFor(server: TestServer, username: string, role: Role): Promise<string> {
   await createUser(server, username, role);
   return login(server, username);
+}
+
+/**
+ * The `sessions` row of a token as the driver gives it, undefined when there is none. The
+ * database keeps only the token's hash; tests inspect arbitrary columns, hence `any`.
+ */
+export async function sessionRow(server: TestServer, token: string): Promise<any> {
+  return server.db('sessions').where({ token_hash: sessionTokenHash(token) }).first();
 }

@@ -79,7 +79,8 @@ export interface TestServerOptions {
   shareDatabaseWith?: TestServer;
 }
 
-async function createSchema(url: string, schema: string, drop: boolean): Promise<void> {
+/** Creates (or drops, with everything in it) a PostgreSQL schema. */
+export async function createSchema(url: string, schema: string, drop: boolean): Promise<void> {
   const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
   try {
     await admin.raw(drop ? 'DROP SCHEMA IF EXISTS ?? CASCADE' : 'CREATE SCHEMA ??', [schema]);

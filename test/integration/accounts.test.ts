@@ -6,8 +6,9 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import { startTestServer, TestClock, type HttpResponse, type TestServer, type TestServerOptions } from '../helpers/test-server.ts';
-import { createUser, login, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { createUser, login, sessionRow, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { MemoryTransport } from '../helpers/memory-transport.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createLogger } from '../../src/logging/logger.ts';
@@ -77,10 +78,6 @@ async function startAnotherInstance(server: TestServer, clock: TestClock, env: N
 // Rows come back as the driver gives them (SQLite booleans are 0/1).
 async function userRow(server: TestServer, username: string): Promise<any> {
   return server.db('users').where({ username }).first();
-}
-
-async function sessionRow(server: TestServer, sessionId: string): Promise<any> {
-  return server.db('sessions').where({ session_id: sessionId }).first();
 }
 
 async function sessionCount(server: TestServer, userId: number): Promise<number> {
@@ -168,10 +165,13 @@ describe('accounts', () => {
       expectError(await register(server, '  alice '), 400, 'Username already taken');
     });
 
-    it('looks usernames up case-sensitively', async () => {
-      const res = await register(server, 'Alice');
-      expect(res.status, res.text).to.equal(200);
-      expect(res.body.message).to.equal(registered('Alice'));
+    // Unique in any letter case (the security audit), while login looks names up exactly.
+    it('refuses a name taken in another letter case; login still looks names up exactly', async () => {
+      expectError(await register(server, 'Alice'), 400, 'Username already taken');
+      expectError(await register(server, 'ALICE'), 400, 'Username already taken');
+      expect(await userRow(server, 'Alice')).to.equal(undefined);
+      expectError(await server.post('/login', { username: 'Alice', password: GOOD_PASSWORD }), 401, BAD_CREDENTIALS);
+      expect((await server.post('/login', { username: 'alice', password: GOOD_PASSWORD })).status).to.equal(200);
     });
 
     it('checks the taken name before the password match (rule 2 before rule 3)', async () => {
@@ -293,6 +293,14 @@ describe('accounts', () => {
   describe('sessions', () => {
     before(async () => {
       await createUser(server, 'sam', 'player');
+    });
+
+    it('stores only the SHA-256 of the token: no column of any session row holds the token', async () => {
+      const sid = await login(server, 'sam');
+      const rows = await server.db('sessions').select('*');
+      expect(rows).to.not.be.empty;
+      for (const row of rows) expect(JSON.stringify(row)).to.not.contain(sid);
+      expect(await sessionRow(server, sid)).to.include({ token_hash: createHash('sha256').update(sid).digest('hex') });
     });
 
     it('stores X-Client-Type trimmed and lower-cased, `unknown` when absent or blank', async () => {
@@ -439,14 +447,15 @@ describe('accounts', () => {
       expectError(await change(GOOD_PASSWORD, 'password'), 400, `${TOO_SHORT(8)} ${TOO_COMMON}`);
     });
 
-    it('changes the password: only the new one logs in, other sessions stay valid', async () => {
+    // The security audit: a session opened with the old password must not outlive it.
+    it('changes the password: only the new one logs in, the other sessions end, this one stays', async () => {
       const res = await change(GOOD_PASSWORD, THIRD_PASSWORD);
       expect(res.status, res.text).to.equal(200);
       expect(res.body).to.deep.equal({ success: true, message: 'Password changed successfully!' });
       expectError(await server.post('/login', { username: 'cleo', password: GOOD_PASSWORD }), 401, BAD_CREDENTIALS);
       expect((await server.post('/login', { username: 'cleo', password: THIRD_PASSWORD })).status).to.equal(200);
       expect((await ping(server, sid)).status).to.equal(200);
-      expect((await ping(server, otherSid)).status).to.equal(200);
+      expectError(await ping(server, otherSid), 401, INVALID_SESSION);
       expect((await userRow(server, 'cleo')).password_hash).to.match(/^\$2b\$10\$/);
     });
   });
@@ -650,13 +659,15 @@ describe('accounts: rate limits', () => {
     await server.close();
   });
 
-  it('limits failed logins per username with 429, a numeric Retry-After and {detail}', async () => {
+  // Failures are counted per account; past the limit only wrong passwords are refused, so a
+  // guesser cannot lock the owner out (the security audit).
+  it('answers wrong passwords past the per-account limit with 429, a numeric Retry-After and {detail}; the right one still logs in', async () => {
     for (let i = 0; i < 3; i++) {
       expectError(await server.post('/login', { username: 'victim', password: WRONG_PASSWORD }), 401, BAD_CREDENTIALS);
     }
-    // Attempts 2-4 failed; attempt 5 is refused even with the right password.
-    expectRateLimited(await server.post('/login', { username: 'victim', password: GOOD_PASSWORD }));
-    expectRateLimited(await server.post('/login', { username: ' victim ', password: GOOD_PASSWORD }));
+    // Attempts 2-4 failed; attempt 5, wrong again, is refused; attempt 6, right, logs in.
+    expectRateLimited(await server.post('/login', { username: ' victim ', password: WRONG_PASSWORD }));
+    expect((await server.post('/login', { username: 'victim', password: GOOD_PASSWORD })).status).to.equal(200);
   });
 
   it('lets another username from the same address log in until the per-address limit', async () => {
@@ -676,14 +687,17 @@ describe('accounts: rate limits', () => {
     expect(await userRow(server, 'reg4')).to.equal(undefined);
   });
 
-  it('limits failed password changes per account', async () => {
+  it('limits failed password changes per account, still accepting the right current password', async () => {
     const change = (oldPassword: string) =>
       server.post('/change-password', { session_id: changerSid, old_password: oldPassword, new_password: THIRD_PASSWORD });
     expectError(await change(WRONG_PASSWORD), 401, 'Current password is incorrect');
     expectError(await change(WRONG_PASSWORD), 401, 'Current password is incorrect');
-    expectRateLimited(await change(GOOD_PASSWORD));
-    const row = await userRow(server, 'changer');
+    expectRateLimited(await change(WRONG_PASSWORD));
+    let row = await userRow(server, 'changer');
     expect(await server.services.hasher.verify(GOOD_PASSWORD, row.password_hash)).to.equal(true);
+    expect((await change(GOOD_PASSWORD)).status).to.equal(200);
+    row = await userRow(server, 'changer');
+    expect(await server.services.hasher.verify(THIRD_PASSWORD, row.password_hash)).to.equal(true);
   });
 });
 

@@ -7,14 +7,13 @@
  */
 import { describe, it, before, beforeEach, after } from 'mocha';
 import { expect } from 'chai';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { startTestServer, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
-import { createUser, login, sessionFor, GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { createUser, login, sessionFor, sessionRow, GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { closedPortUrl, startFakeUpstream, type CannedResponse, type FakeUpstream } from '../helpers/fake-upstream.ts';
 import { toDbTime } from '../../src/db/clock.ts';
 import { expectContractError } from '../helpers/contract.ts';
+import { worldsCopy } from '../helpers/worlds.ts';
 
 const HOUR = 3_600_000;
 const INVALID_SESSION = 'Invalid or expired session';
@@ -108,12 +107,6 @@ async function characterRow(server: TestServer, id: number): Promise<Record<stri
   return row;
 }
 
-async function sessionRow(server: TestServer, sessionId: string): Promise<Record<string, any>> {
-  const row = await server.db('sessions').where({ session_id: sessionId }).first();
-  if (!row) throw new Error(`no session ${sessionId}`);
-  return row;
-}
-
 function registerGuest(server: TestServer, characterName: string, password = GOOD_PASSWORD, confirm = password): Promise<HttpResponse> {
   return server.post('/register-guest', { password, password_confirm: confirm, character_name: characterName });
 }
@@ -164,24 +157,6 @@ function expectEmberwickSnapshot(state: any, seed: number): void {
     expect(value.score).to.be.a('number').within(0, 1);
     expect(value.label, `${axis} ${value.score}`).to.equal(expectedLabel(axis, value.score));
   }
-}
-
-/** Copies the shipped worlds into a temp folder, edits world.json files, adds copies of worlds. */
-function worldsCopy(
-  edits: Record<string, (world: Record<string, any>) => void>,
-  copies: Record<string, { from: string; edit: (world: Record<string, any>) => void }> = {},
-): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mud-worlds-'));
-  cpSync(path.resolve('worlds'), dir, { recursive: true });
-  for (const [id, { from }] of Object.entries(copies)) cpSync(path.join(dir, from), path.join(dir, id), { recursive: true });
-  const all = { ...edits, ...Object.fromEntries(Object.entries(copies).map(([id, c]) => [id, c.edit])) };
-  for (const [id, edit] of Object.entries(all)) {
-    const file = path.join(dir, id, 'world.json');
-    const world = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
-    edit(world);
-    writeFileSync(file, JSON.stringify(world, null, 2));
-  }
-  return dir;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -679,6 +654,8 @@ describe('characters (shipped worlds)', () => {
       expect(row.world_id).to.equal('emberwick');
       expect(row.client_type).to.equal('webclient');
       expect(Number(row.user_id)).to.equal(await userId(server, owner));
+      // Only the token's hash is stored.
+      for (const stored of await server.db('sessions').select('*')) expect(JSON.stringify(stored)).to.not.contain(res.body.session_id);
     });
 
     it('creates the named character with create_character and binds the new session to it', async () => {
@@ -885,26 +862,28 @@ describe('characters (edited worlds)', () => {
 });
 
 // ---------------------------------------------------------------------------------------
-// Server switches: self-service creation off, multi-world characters on
+// Server switches: self-service creation off; multi-world characters on
 // ---------------------------------------------------------------------------------------
 
-describe('characters (self-service off, multi-world on)', () => {
+describe('characters (self-service off)', () => {
   let server: TestServer;
   let admin: string;
 
   before(async () => {
-    server = await startTestServer({ env: { MUD_PLAYER_SELF_CREATE_ENABLED: 'false', MUD_ALLOW_MULTI_WORLD_CHARACTERS: 'true' } });
+    server = await startTestServer({ env: { MUD_PLAYER_SELF_CREATE_ENABLED: 'false' } });
     admin = await sessionFor(server, 'chief', 'admin');
   });
   after(async () => {
     await server?.close();
   });
 
-  it('refuses self-service creation with 403 after the world_id check, admins included', async () => {
+  // The switch is part of the one self-creation rule, checked once the world is known (an
+  // unknown world is 404 like any other), for admins too.
+  it('refuses self-service creation with 403 once the world is known, admins included', async () => {
     const player = await sessionFor(server, uname('so'), 'player');
     expectError(await createCharacter(server, player, ' '), 400, 'world_id is required');
     expectError(await createCharacter(server, player, 'emberwick'), 403, SELF_CREATE_OFF);
-    expectError(await createCharacter(server, player, 'atlantis'), 403, SELF_CREATE_OFF);
+    expectError(await createCharacter(server, player, 'atlantis'), 404, "World 'atlantis' not found");
     expectError(await createCharacter(server, admin, 'hollow_spire'), 403, SELF_CREATE_OFF);
     expect(await count(server, 'characters')).to.equal(0);
   });
@@ -914,6 +893,17 @@ describe('characters (self-service off, multi-world on)', () => {
     await createUser(server, target, 'player');
     const res = await adminCreate(server, admin, target, 'emberwick');
     expect(res.status, res.text).to.equal(200);
+  });
+});
+
+describe('characters (multi-world on)', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startTestServer({ env: { MUD_ALLOW_MULTI_WORLD_CHARACTERS: 'true' } });
+  });
+  after(async () => {
+    await server?.close();
   });
 
   it('lets direct login create a character in a second world', async () => {

@@ -5,8 +5,9 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { sessionFor } from '../helpers/accounts.ts';
+import { login, sessionFor } from '../helpers/accounts.ts';
 import { closedPortUrl } from '../helpers/fake-upstream.ts';
 import { registerGuest } from '../helpers/players.ts';
 
@@ -63,6 +64,26 @@ describe('GET /metrics', () => {
       expect(text).not.to.include(sessionId);
       expect(text).not.to.include('not-a-real-session');
       expect(text).not.to.include('/no/such/path');
+    });
+
+    it('holds no token after requests carrying tokens in the path, query, body and bearer header', async () => {
+      const valid = { path: await login(server, 'metrics_player'), query: await login(server, 'metrics_player'), body: await login(server, 'metrics_player'), bearer: await login(server, 'metrics_player') };
+      const unknown = { path: randomUUID(), query: randomUUID(), body: randomUUID(), bearer: randomUUID() };
+      for (const t of [valid, unknown]) {
+        await server.get(`/status/${t.path}`);
+        await server.post(`/ping/${t.path}`);
+        await server.get(`/characters?session_id=${t.query}`);
+        await server.get(`/admin/database/players?session_id=${t.query}`);
+        await server.post('/command', { session_id: t.body, command: 'look' });
+        await server.post('/admin/session/kick', { session_id: t.body, target_session_id: t.path });
+        await server.get('/characters', { Authorization: `Bearer ${t.bearer}` });
+        await server.post('/logout', {}, { Authorization: `Bearer ${t.bearer}` });
+      }
+
+      const res = await server.get('/metrics');
+      expect(res.status).to.equal(200);
+      expect(res.text).to.match(/^mud_http_requests_total\{method="POST",route="\/logout",status="200"\} 1$/m);
+      for (const token of [...Object.values(valid), ...Object.values(unknown)]) expect(res.text).not.to.include(token);
     });
 
     it('counts its own earlier scrapes', async () => {

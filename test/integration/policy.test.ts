@@ -961,8 +961,13 @@ describe('policy publish and import (HTTP)', function () {
     return path.resolve(server.config.policy.exportsRoot);
   }
 
-  function readArtifact(file: string): { text: string; artifact: Record<string, any> } {
-    const text = readFileSync(file, 'utf8');
+  /** A publish response's path (relative to the exports root) as a file of `server`. */
+  function onDisk(relative: string, server = source): string {
+    return path.join(exportsRoot(server), relative);
+  }
+
+  function readArtifact(relative: string, server = source): { text: string; artifact: Record<string, any> } {
+    const text = readFileSync(onDisk(relative, server), 'utf8');
     return { text, artifact: parseJson(text) as Record<string, any> };
   }
 
@@ -997,7 +1002,7 @@ describe('policy publish and import (HTTP)', function () {
         items: [],
       });
       expect(generatedAt).to.match(ISO_UTC);
-      expect(existsSync(body.artifact.artifact_path)).to.equal(true);
+      expect(existsSync(onDisk(body.artifact.artifact_path))).to.equal(true);
       const { artifact } = readArtifact(body.artifact.artifact_path);
       expect(artifact.variants).to.deep.equal([]);
       expect(artifact.variants_hash).to.equal(payloadHash({ variants: [] }));
@@ -1050,10 +1055,10 @@ describe('policy publish and import (HTTP)', function () {
 
     it('the artifact file: under worlds/<world>/world/, sorted keys, 2-space indent, trailing newline, verifiable hashes', async () => {
       const body = runs.second!;
-      const root = exportsRoot(source);
-      const dir = path.join(root, 'worlds', 'emberwick', 'world');
-      expect(body.artifact.artifact_path).to.equal(path.join(dir, `publish_${body.manifest.manifest_hash}.json`));
-      expect(body.artifact.latest_path).to.equal(path.join(dir, 'latest.json'));
+      // Paths relative to the exports root: the server's own directory layout is not shown.
+      const dir = 'worlds/emberwick/world';
+      expect(body.artifact.artifact_path).to.equal(`${dir}/publish_${body.manifest.manifest_hash}.json`);
+      expect(body.artifact.latest_path).to.equal(`${dir}/latest.json`);
 
       const { text, artifact } = readArtifact(body.artifact.artifact_path);
       expect(text.endsWith('}\n')).to.equal(true);
@@ -1089,7 +1094,7 @@ describe('policy publish and import (HTTP)', function () {
       expect(artifact.variants.map((v: any) => v.updated_by)).to.deep.equal(['publisher1', 'publisher1', 'publisher1', 'publisher1']);
       expect(artifact.variants[0].content.temperature).to.be.instanceOf(PyFloat);
 
-      const latestText = readFileSync(body.artifact.latest_path, 'utf8');
+      const latestText = readFileSync(onDisk(body.artifact.latest_path), 'utf8');
       const latest = JSON.parse(latestText);
       expect(latestText).to.equal(`${canonicalJsonIndented(latest)}\n`);
       expect(latest).to.deep.equal({
@@ -1107,8 +1112,8 @@ describe('policy publish and import (HTTP)', function () {
         artifact_path: path.join('worlds', 'emberwick', 'world', `publish_${body.manifest.manifest_hash}.json`),
       });
       // The empty publish wrote its own file beside it.
-      expect(existsSync(runs.empty!.artifact.artifact_path)).to.equal(true);
-      expect(path.dirname(runs.empty!.artifact.artifact_path)).to.equal(dir);
+      expect(existsSync(onDisk(runs.empty!.artifact.artifact_path))).to.equal(true);
+      expect(path.posix.dirname(runs.empty!.artifact.artifact_path)).to.equal(dir);
     });
 
     it('changing one active variant changes items_hash, manifest_hash and artifact_hash', async () => {
@@ -1120,9 +1125,9 @@ describe('policy publish and import (HTTP)', function () {
       expect(changed.manifest.manifest_hash).to.not.equal(before.manifest.manifest_hash);
       expect(changed.artifact.artifact_hash).to.not.equal(before.artifact.artifact_hash);
       expect(changed.artifact.artifact_path).to.not.equal(before.artifact.artifact_path);
-      expect(existsSync(changed.artifact.artifact_path)).to.equal(true);
-      expect(existsSync(before.artifact.artifact_path)).to.equal(true);
-      expect(JSON.parse(readFileSync(changed.artifact.latest_path, 'utf8')).artifact_file).to.equal(`publish_${changed.manifest.manifest_hash}.json`);
+      expect(existsSync(onDisk(changed.artifact.artifact_path))).to.equal(true);
+      expect(existsSync(onDisk(before.artifact.artifact_path))).to.equal(true);
+      expect(JSON.parse(readFileSync(onDisk(changed.artifact.latest_path), 'utf8')).artifact_file).to.equal(`publish_${changed.manifest.manifest_hash}.json`);
       // Re-activating a different variant changes them too.
       await pub.mustActivate('emberwick', GOBLIN, 'v2');
       const repointed = await pub.mustPublish('emberwick');
@@ -1147,20 +1152,19 @@ describe('policy publish and import (HTTP)', function () {
       expect(body.manifest.manifest_hash).to.equal(
         payloadHash({ world_id: 'emberwick', client_profile: 'mobile', items_hash: payloadHash({ items: body.manifest.items }), item_count: 5 }),
       );
-      const dir = path.join(exportsRoot(source), 'worlds', 'emberwick', 'client_mobile');
-      expect(body.artifact.artifact_path).to.equal(path.join(dir, `publish_${body.manifest.manifest_hash}.json`));
+      expect(body.artifact.artifact_path).to.equal(`worlds/emberwick/client_mobile/publish_${body.manifest.manifest_hash}.json`);
       const { artifact } = readArtifact(body.artifact.artifact_path);
       expect(artifact.client_profile).to.equal('mobile');
       expect(artifact.variants.map((v: any) => v.policy_id)).to.deep.equal([CLOAK, PROMPT_IC, SPECIES_REGISTRY, GOBLIN, TONE]);
-      const latest = JSON.parse(readFileSync(body.artifact.latest_path, 'utf8'));
+      const latest = JSON.parse(readFileSync(onDisk(body.artifact.latest_path), 'utf8'));
       expect(latest).to.deep.include({ scope: 'client_mobile', client_profile: 'mobile' });
-      expect(latest.artifact_path).to.equal(path.join('worlds', 'emberwick', 'client_mobile', `publish_${body.manifest.manifest_hash}.json`));
+      expect(latest.artifact_path).to.equal(body.artifact.artifact_path);
       runs.mobile = body;
 
       // Unsafe characters of a profile are folded into the folder name.
       const odd = await pub.mustPublish('emberwick', ' ios app! ');
       expect(odd.manifest.client_profile).to.equal('ios app!');
-      expect(path.basename(path.dirname(odd.artifact.artifact_path))).to.equal('client_ios_app');
+      expect(path.posix.basename(path.posix.dirname(odd.artifact.artifact_path))).to.equal('client_ios_app');
       // With no pointers of its own a client publishes the world's effective set.
       expect(odd.manifest.items).to.deep.equal(runs.changed!.manifest.items);
       expect(odd.manifest.manifest_hash).to.not.equal(runs.changed!.manifest.manifest_hash);
@@ -1197,19 +1201,21 @@ describe('policy publish and import (HTTP)', function () {
 
     it('GET /api/policy-publish/{id} has no side effects on the export files', async () => {
       const old = runs.first!;
-      const dir = path.dirname(old.artifact.artifact_path);
-      const latestBefore = readFileSync(old.artifact.latest_path, 'utf8');
+      const artifactFile = onDisk(old.artifact.artifact_path);
+      const latestFile = onDisk(old.artifact.latest_path);
+      const dir = path.dirname(artifactFile);
+      const latestBefore = readFileSync(latestFile, 'utf8');
       const listing = readdirSync(dir).sort();
-      const oldStat = statSync(old.artifact.artifact_path);
+      const oldStat = statSync(artifactFile);
       expect(await pub.publishRun(old.publish_run_id)).to.have.property('status', 200);
-      expect(readFileSync(old.artifact.latest_path, 'utf8')).to.equal(latestBefore);
+      expect(readFileSync(latestFile, 'utf8')).to.equal(latestBefore);
       expect(readdirSync(dir).sort()).to.deep.equal(listing);
-      expect(statSync(old.artifact.artifact_path).mtimeMs).to.equal(oldStat.mtimeMs);
+      expect(statSync(artifactFile).mtimeMs).to.equal(oldStat.mtimeMs);
       // A removed artifact file is not written back by reading its run.
-      rmSync(old.artifact.artifact_path);
+      rmSync(artifactFile);
       expect(await pub.publishRun(old.publish_run_id)).to.have.property('status', 200);
-      expect(existsSync(old.artifact.artifact_path)).to.equal(false);
-      expect(readFileSync(old.artifact.latest_path, 'utf8')).to.equal(latestBefore);
+      expect(existsSync(artifactFile)).to.equal(false);
+      expect(readFileSync(latestFile, 'utf8')).to.equal(latestBefore);
     });
 
     it('GET /api/policy-publish/{id}: unknown id 404 POLICY_PUBLISH_RUN_NOT_FOUND, non-integer id 400', async () => {
@@ -1264,7 +1270,7 @@ describe('policy publish and import (HTTP)', function () {
       expect(republished.manifest.items).to.deep.equal(published.manifest.items);
       // Same username on both servers: even updated_by matches, so the file is byte-identical.
       expect(republished.artifact.artifact_hash).to.equal(published.artifact.artifact_hash);
-      expect(readFileSync(republished.artifact.artifact_path, 'utf8')).to.equal(artifactText);
+      expect(readArtifact(republished.artifact.artifact_path, target.server).text).to.equal(artifactText);
       expect((await target.get(PROMPT_IC, 'v1')).text).to.contain('"temperature":1.0');
 
       // Actors are the importing session's username.

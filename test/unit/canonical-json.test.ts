@@ -1,6 +1,15 @@
 import { describe, it } from 'mocha';
 import { expect } from 'chai';
-import { canonicalJson, canonicalJsonIndented, formatFloat, parseJson, payloadHash, PyFloat } from '../../src/services/policy/canonical-json.ts';
+import {
+  canonicalJson,
+  canonicalJsonIndented,
+  canonicalPieces,
+  formatFloat,
+  parseJson,
+  payloadHash,
+  payloadHashAsync,
+  PyFloat,
+} from '../../src/services/policy/canonical-json.ts';
 
 describe('canonical JSON and payload hash (reference test vectors, ref-policy-lab.md §1.1 and §7.2)', () => {
   it('serializes like Python json.dumps(sort_keys=True) and hashes a variant content_hash', () => {
@@ -71,6 +80,23 @@ describe('canonical JSON and payload hash (reference test vectors, ref-policy-la
     expect(canonicalJsonIndented({ b: [1, { c: new PyFloat(2) }], a: {}, e: [] })).to.equal(
       '{\n  "a": {},\n  "b": [\n    1,\n    {\n      "c": 2.0\n    }\n  ],\n  "e": []\n}',
     );
+  });
+
+  it('serializes in pieces, iteratively: any depth, same text, same hash (issue 13)', async () => {
+    const value = { b: [1, { c: new PyFloat(2), d: 'ü' }], a: {}, e: [], f: 'x'.repeat(300) };
+    for (const indented of [false, true]) {
+      const whole = indented ? canonicalJsonIndented(value) : canonicalJson(value);
+      const pieces = [...canonicalPieces(value, indented, 16)];
+      expect(pieces.length).to.be.above(3);
+      expect(pieces.slice(0, -1).every((p) => p.length >= 16)).to.equal(true);
+      expect(pieces.join('')).to.equal(whole);
+    }
+    expect(await payloadHashAsync(value)).to.equal(payloadHash(value));
+    // Far deeper than the call stack allows for a recursive serializer.
+    const deep = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    expect(canonicalJson(deep)).to.equal(`${'['.repeat(99_999)}[]${']'.repeat(99_999)}`);
+    expect(payloadHash(deep)).to.match(/^[0-9a-f]{64}$/);
+    expect(() => canonicalJson([undefined])).to.throw(TypeError, 'Cannot serialize undefined as canonical JSON');
   });
 
   it('keeps 1.0 in API responses through JSON.stringify', () => {

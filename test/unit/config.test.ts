@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { afterEach, beforeEach, describe, it } from 'mocha';
-import { ConfigError, SETTINGS, loadConfig } from '../../src/config/config.ts';
+import { ConfigError, SETTINGS, TRUST_PROXY_VALUES, loadConfig } from '../../src/config/config.ts';
 import type { Config } from '../../src/config/config.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
@@ -208,6 +208,25 @@ describe('config', () => {
       expect(err.message).to.include("'loud'");
       expect(err.message).to.include('error, warn, info, debug, silent');
     });
+
+    it('[server] trust_proxy takes false, a hop count or proxy addresses, subnets and range names', () => {
+      const trust = (value: string) => load({ MUD_SERVER_TRUST_PROXY: value }).config.server.trustProxy;
+      expect(load().config.server.trustProxy).to.equal(false);
+      for (const off of ['false', 'OFF', 'no', '0']) expect(trust(off), off).to.equal(false);
+      expect(trust('1')).to.equal(1);
+      expect(trust('10')).to.equal(10);
+      expect(trust('loopback')).to.deep.equal(['loopback']);
+      expect(trust(' 10.0.0.1, 192.168.0.0/16 ,::1, fd00::/8, Uniquelocal ')).to.deep.equal(['10.0.0.1', '192.168.0.0/16', '::1', 'fd00::/8', 'uniquelocal']);
+    });
+
+    // `true` would trust every hop: any client could then choose its address by sending X-Forwarded-For.
+    it('[server] trust_proxy refuses true, hop counts out of range and anything that is not an address', () => {
+      for (const value of ['true', 'yes', '11', '-1', '10.0.0.256', '10.0.0.0/33', '::1/129', '10.0.0.0/8/8', 'proxy.example.com', '10.0.0.1, nonsense', ',']) {
+        const err = configError(() => load({ MUD_SERVER_TRUST_PROXY: value }));
+        expect(err.message, value).to.include('[server] trust_proxy');
+        expect(err.message, value).to.include(TRUST_PROXY_VALUES);
+      }
+    });
   });
 
   describe('warnings', () => {
@@ -350,6 +369,8 @@ describe('config', () => {
           return `; Accepts: ${st.kind.values.join(', ')}.`;
         case 'list':
           return '; Accepts: a comma-separated list.';
+        case 'trust_proxy':
+          return `; Accepts: ${TRUST_PROXY_VALUES}.`;
         case 'string':
           return null;
       }

@@ -1,10 +1,11 @@
 /**
- * The pure parts of the game: `/command` parsing (interface spec, ref-game-db.md §4) and the
- * HTML escaping of chat text (Python's html.escape with quote=True, ref-game-db.md §9.1).
+ * The pure parts of the game: `/command` parsing (interface spec, ref-game-db.md §4), the
+ * plain-text cleaning of commands, and the HTML escaping of chat text (Python's html.escape
+ * with quote=True, ref-game-db.md §9.1).
  */
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
-import { escapeHtml, parseCommand } from '../../src/services/game/game-service.ts';
+import { escapeHtml, parseCommand, plainText } from '../../src/services/game/game-service.ts';
 
 describe('game: parseCommand', () => {
   const cases: Array<[input: string, expected: { verb: string; args: string } | null, why: string]> = [
@@ -52,6 +53,33 @@ describe('game: escapeHtml', () => {
   for (const [input, expected] of cases) {
     it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
       expect(escapeHtml(input)).to.equal(expected);
+    });
+  }
+});
+
+describe('game: plainText', () => {
+  const cases: Array<[input: string, expected: string, why: string]> = [
+    ['plain text → ünïcödé, emoji 🙂', 'plain text → ünïcödé, emoji 🙂', 'printable text stays'],
+    ['a\tb\nc\r\nd\u2028e\u0085f', 'a b c  d e f', 'tabs and line breaks become spaces'],
+    ['\x1b[31mred\x1b[0m', 'red', 'a CSI colour sequence goes whole'],
+    ['\x1b[2J\x1b[1;1Hcleared', 'cleared', 'screen clear and cursor moves'],
+    ['\x1b]0;title\x07after', 'after', 'an OSC sequence ended by BEL'],
+    ['\x1b]8;;http://evil\x1b\\link', 'link', 'an OSC sequence ended by ST'],
+    ['\x1b]unterminated', 'unterminated', 'an unterminated OSC loses only its introducer'],
+    ['\x1bc reset', 'reset', 'a two-byte escape'],
+    ['\x1b(0charset\x1b7', 'charset', 'a character-set switch and a cursor save'],
+    ['\x9b31mc1 csi', 'c1 csi', 'the one-byte C1 CSI'],
+    ['nul\u0000bell\x07del\x7fc1\x80\x9f', 'nulbelldelc1', 'C0, DEL and C1 controls'],
+    ['\u202egnp.exe', 'gnp.exe', 'right-to-left override'],
+    ['a\u202ab\u202bc\u202cd\u202de', 'abcde', 'embeddings and the pop'],
+    ['\u2066x\u2067y\u2068z\u2069', 'xyz', 'isolates'],
+    ['\u200eleft\u200fright\u061c', 'leftright', 'directional marks'],
+    ['  \u202e\x1b[0m  ', '', 'nothing left but whitespace'],
+    ['<b>', '<b>', 'HTML is escaped later, not here'],
+  ];
+  for (const [input, expected, why] of cases) {
+    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)} (${why})`, () => {
+      expect(plainText(input)).to.equal(expected);
     });
   }
 });

@@ -8,7 +8,7 @@ import {
 
 // Exact client-facing texts, written out literally on purpose.
 const tooShort = (n: number): string => `Password must be at least 12 characters long (currently ${n})`;
-const tooLong = (n: number): string => `Password must be at most 128 characters long (currently ${n})`;
+const tooLong = (bytes: number): string => `Password must be at most 72 bytes long in UTF-8 (currently ${bytes}); bcrypt ignores anything beyond`;
 const COMMON = 'This password is too common and easily guessed. Please choose a more unique password.';
 const SUBSTITUTED =
   'This password is a common password with simple substitutions. Please choose a more unique password.';
@@ -107,28 +107,35 @@ describe('checkStandardPassword', () => {
       expect(checkStandardPassword(emoji.join(''))).to.deep.equal({ ok: true, errors: [] });
     });
 
-    it('65 emoji (130 UTF-16 units) are within the maximum', () => {
-      const pw = Array.from({ length: 65 }, (_, i) => emoji[i % 5]).join('');
-      expect(pw.length).to.equal(130);
+    it('18 emoji (72 UTF-8 bytes) are within the maximum', () => {
+      const pw = Array.from({ length: 18 }, (_, i) => emoji[i % 5]).join('');
+      expect(Buffer.byteLength(pw)).to.equal(72);
       expect(checkStandardPassword(pw).errors).to.deep.equal([]);
     });
 
-    it('129 emoji are over the maximum', () => {
-      const pw = Array.from({ length: 129 }, (_, i) => emoji[i % 5]).join('');
-      expect(checkStandardPassword(pw).errors).to.deep.equal([tooLong(129)]);
+    it('19 emoji (76 UTF-8 bytes) are over the maximum', () => {
+      const pw = Array.from({ length: 19 }, (_, i) => emoji[i % 5]).join('');
+      expect(checkStandardPassword(pw).errors).to.deep.equal([tooLong(76)]);
     });
   });
 
-  describe('maximum length boundary', () => {
-    const base = 'Ab1#'.repeat(32);
+  // bcrypt reads only the first 72 bytes: a longer password would log in by its prefix.
+  describe('maximum length boundary (72 UTF-8 bytes)', () => {
+    const base = 'Ab1#'.repeat(18);
 
-    it('128 characters pass', () => {
-      expect(base).to.have.length(128);
+    it('72 ASCII characters pass', () => {
+      expect(base).to.have.length(72);
       expect(checkStandardPassword(base)).to.deep.equal({ ok: true, errors: [] });
     });
 
-    it('129 characters fail', () => {
-      expect(checkStandardPassword(`${base}x`)).to.deep.equal({ ok: false, errors: [tooLong(129)] });
+    it('73 ASCII characters fail', () => {
+      expect(checkStandardPassword(`${base}x`)).to.deep.equal({ ok: false, errors: [tooLong(73)] });
+    });
+
+    it('counts bytes, not characters: 72 characters with one two-byte letter fail', () => {
+      const pw = `${base.slice(0, 71)}é`;
+      expect([...pw]).to.have.length(72);
+      expect(checkStandardPassword(pw)).to.deep.equal({ ok: false, errors: [tooLong(73)] });
     });
   });
 

@@ -6,7 +6,15 @@ import { describe, it } from 'mocha';
 import { expect } from 'chai';
 import { DomainError, Unprocessable, type DomainErrorKind } from '../../src/services/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../../src/services/policy/policy-model.ts';
-import { slotKinds, validateVariant, type VariantDraft, type VariantExists } from '../../src/services/policy/policy-validation.ts';
+import {
+  MAX_CONTENT_BYTES,
+  MAX_CONTENT_DEPTH,
+  nestingDepth,
+  slotKinds,
+  validateVariant,
+  type VariantDraft,
+  type VariantExists,
+} from '../../src/services/policy/policy-validation.ts';
 
 const ID_INVALID = "policy_id must be formatted as 'policy_type:namespace:policy_key'.";
 const STATUS_ERROR = 'status must be one of: draft, candidate, active, archived';
@@ -385,4 +393,44 @@ describe('slot_kinds of a response (ref-policy-lab.md §2.5)', () => {
       expect(slotKinds(content, namespace)).to.deep.equal(expected);
     });
   }
+});
+
+describe('content bounds (issue 13)', () => {
+  const PROMPT = 'prompt:translation.prompts.ic:default';
+  const DEPTH_ERROR = `content must not be nested more than ${MAX_CONTENT_DEPTH} levels deep`;
+  const SIZE_ERROR = `content must not be larger than ${MAX_CONTENT_BYTES} bytes as canonical JSON`;
+
+  /** `{"text": "t", "n": {"n": ... }}` with `levels` levels in all (the content object is one). */
+  function nested(levels: number): Record<string, unknown> {
+    let inner: Record<string, unknown> = { leaf: true };
+    for (let i = 2; i < levels; i++) inner = { n: inner };
+    return { text: 't', n: inner };
+  }
+
+  it('measures nesting iteratively, whatever the depth', () => {
+    expect(nestingDepth('x', 5)).to.equal(0);
+    expect(nestingDepth({}, 5)).to.equal(1);
+    expect(nestingDepth({ a: [1, { b: [] }] }, 5)).to.equal(4);
+    expect(nestingDepth(nested(MAX_CONTENT_DEPTH), 100)).to.equal(MAX_CONTENT_DEPTH);
+    // Far deeper than any recursion could go; counting stops past the limit.
+    const chain = JSON.parse(`${'['.repeat(200_000)}${']'.repeat(200_000)}`);
+    expect(nestingDepth(chain, MAX_CONTENT_DEPTH)).to.equal(MAX_CONTENT_DEPTH + 1);
+  });
+
+  it(`accepts ${MAX_CONTENT_DEPTH} levels and refuses ${MAX_CONTENT_DEPTH + 1}`, async () => {
+    expect(await validate(PROMPT, nested(MAX_CONTENT_DEPTH))).to.deep.equal([]);
+    expect(await validate(PROMPT, nested(MAX_CONTENT_DEPTH + 1))).to.deep.equal([DEPTH_ERROR]);
+    expect(await validate(PROMPT, { text: 't', deep: JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) })).to.deep.equal([DEPTH_ERROR]);
+  });
+
+  it(`accepts ${MAX_CONTENT_BYTES} bytes of canonical JSON (UTF-8) and refuses one more`, async () => {
+    // {"text": "<filler>"} is 12 bytes around the filler.
+    const exact = { text: 'a'.repeat(MAX_CONTENT_BYTES - 12) };
+    expect(await validate(PROMPT, exact)).to.deep.equal([]);
+    expect(await validate(PROMPT, { text: `${'a'.repeat(MAX_CONTENT_BYTES - 13)}é` })).to.deep.equal([SIZE_ERROR]);
+    // Sizes count the canonical form (", " and ": "), not the compact one a client may send.
+    const list = Array.from({ length: MAX_CONTENT_BYTES / 3 }, () => 0);
+    expect(JSON.stringify({ text: 't', list }).length).to.be.below(MAX_CONTENT_BYTES);
+    expect(await validate(PROMPT, { text: 't', list })).to.deep.equal([SIZE_ERROR]);
+  });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { afterEach, describe, it } from 'mocha';
-import { OllamaClient } from '../../src/integrations/ollama.ts';
+import { MAX_RESPONSE_BYTES, OllamaClient } from '../../src/integrations/ollama.ts';
 import { createLogger } from '../../src/logging/logger.ts';
 import {
   FALLBACK_TEMPLATE,
@@ -183,6 +183,19 @@ describe('translation layer: output validator', () => {
     expect(validateOutput('😀😀😀', true, 3)).to.equal('😀😀😀');
     expect(validateOutput('😀😀😀😀', false, 3)).to.equal('😀😀😀');
   });
+
+  it('stays linear on long adversarial whitespace and brackets (issue 13), keeping the results', () => {
+    // Each case took seconds to minutes with the former regexes, which rescanned from every start.
+    const inner = `a${' '.repeat(200_000)}b`;
+    expect(validateOutput(`\t${inner}\u3000 \n`, false, 300_000)).to.equal(inner);
+    expect(validateOutput(inner, true, 300_000)).to.equal(inner);
+    const truncated = validateOutput(`x${' '.repeat(200_000)}y`, false, 100_000);
+    expect(truncated).to.equal('x');
+    const brackets = '['.repeat(200_000);
+    expect(validateOutput(brackets, true, 300_000)).to.equal(brackets);
+    expect(validateOutput(`${brackets}]`, true, 300_000)).to.equal(null);
+    expect(validateOutput(`${'] '.repeat(100_000)}[`, true, 300_000)).to.equal(`${'] '.repeat(100_000)}[`.trim());
+  });
 });
 
 describe('Translator (fake Ollama)', () => {
@@ -275,6 +288,15 @@ describe('Translator (fake Ollama)', () => {
     expect(result.icText).to.equal(null);
     expect(result.profileSummary).to.include('Character: Mira');
     expect(result.renderedPrompt).to.include('Say: hello all');
+  });
+
+  it('an answer over MAX_RESPONSE_BYTES → fallback.api_error, like an unreadable one (issue 13)', async () => {
+    upstream = await startFakeUpstream([answer('a'.repeat(MAX_RESPONSE_BYTES)), answer('Just right.')]);
+    const big = await translator.translate(input(upstream.url));
+    expect(big.status).to.equal('fallback.api_error');
+    expect(big.icText).to.equal(null);
+    expect((await translator.translate(input(upstream.url))).icText).to.equal('Just right.');
+    expect(logs.entries.some((e) => e.event === 'ollama_request_failed' && e.reason === 'too_large')).to.equal(true);
   });
 
   it('non-2xx, invalid JSON and empty/missing content → fallback.api_error', async () => {

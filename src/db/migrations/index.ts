@@ -11,6 +11,8 @@ import * as policyStore from './20261121000004_policy_store.ts';
 import * as characterState from './20261121000005_character_state.ts';
 import * as items from './20261121000006_items.ts';
 import * as ledger from './20261121000007_ledger.ts';
+import * as sessionTokenHash from './20261121000008_session_token_hash.ts';
+import * as usernameKey from './20261121000009_username_key.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -25,6 +27,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261121000005_character_state', characterState],
   ['20261121000006_items', items],
   ['20261121000007_ledger', ledger],
+  ['20261121000008_session_token_hash', sessionTokenHash],
+  ['20261121000009_username_key', usernameKey],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {

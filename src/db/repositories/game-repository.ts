@@ -3,7 +3,7 @@
  * active. Everything lives in the database so several server instances share one world.
  */
 import type { Knex } from 'knex';
-import type { Db } from '../database.ts';
+import { lockKey, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { isUniqueViolation } from '../errors.ts';
 
@@ -117,6 +117,21 @@ export class GameRepository {
         created_at: m.createdAt,
       })),
     );
+  }
+
+  /**
+   * Deletes, in one statement, the messages written before `before` and those beyond the
+   * newest `keepPerRoom` of their room; returns how many went. Instances pruning at once take
+   * turns: two such deletes scanning the table from different places (PostgreSQL synchronizes
+   * sequential scans) could otherwise deadlock on each other's row locks.
+   */
+  async pruneMessages(before: string, keepPerRoom: number): Promise<number> {
+    return this.db.transaction(async (trx): Promise<number> => {
+      await lockKey(trx, 'chat-retention');
+      const ranked = trx('chat_messages').select('id').rowNumber('recency', { column: 'id', order: 'desc' }, ['world_id', 'room_id']);
+      const excess = trx.from(ranked.as('ranked')).where('recency', '>', keepPerRoom).select('id');
+      return trx('chat_messages').where('created_at', '<', before).orWhereIn('id', excess).del();
+    });
   }
 
   /** The room's latest messages the character may read (public, or whispers to or from it), oldest first. */

@@ -7,7 +7,15 @@ import { isPostgres } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 
 const INTERNAL_TABLES = new Set(['knex_migrations', 'knex_migrations_lock']);
-const SECRET_COLUMNS = new Set(['password_hash']);
+/**
+ * Every column, per table, that holds a credential or what one is checked against: it is never
+ * listed and reads as REDACTED in table dumps. A new secret column must be added here (a test
+ * fails for any column named like a credential that is missing).
+ */
+export const SECRET_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  users: ['password_hash'],
+  sessions: ['token_hash'],
+};
 export const REDACTED = '[redacted]';
 
 export interface ColumnInfo {
@@ -49,7 +57,8 @@ export class InspectionRepository {
   /** Rows as arrays in column order; `table` must come from tableNames(). */
   async rows(table: string, columns: string[], limit: number, offset: number): Promise<unknown[][]> {
     const rows: Array<Record<string, unknown>> = await this.db(table).select(columns).orderBy(columns[0] ?? '').limit(limit).offset(offset);
-    return rows.map((row) => columns.map((c) => (SECRET_COLUMNS.has(c) ? REDACTED : row[c])));
+    const secret = new Set(SECRET_COLUMNS[table] ?? []);
+    return rows.map((row) => columns.map((c) => (secret.has(c) ? REDACTED : row[c])));
   }
 
   async players(): Promise<Array<Record<string, unknown>>> {
@@ -66,7 +75,7 @@ export class InspectionRepository {
       .join('users as u', 'u.id', 's.user_id')
       .leftJoin('characters as c', 'c.id', 's.character_id')
       .where(unexpired(now))
-      .select('s.id', 'u.username', { character_name: 'c.name' }, 's.world_id', 's.session_id', 's.client_type', 's.created_at', 's.last_activity', 's.expires_at', 's.user_id', 's.character_id')
+      .select('s.id', 'u.username', { character_name: 'c.name' }, 's.world_id', 's.client_type', 's.created_at', 's.last_activity', 's.expires_at', 's.user_id', 's.character_id')
       .orderBy([{ column: `s.${options.orderBy}`, order: 'desc' }, { column: 's.id', order: 'desc' }]);
     if (options.worldId !== undefined) q.andWhere('s.world_id', options.worldId);
     if (options.activeSince !== undefined) q.andWhere('s.last_activity', '>=', toDbTime(options.activeSince));

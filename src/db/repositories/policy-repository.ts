@@ -2,6 +2,7 @@
  * SQL for the policy store. Content is kept as canonical JSON text and read back with the
  * float-preserving parser, so a stored variant hashes exactly as it was written.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
@@ -83,6 +84,16 @@ function toVariant(r: Record<string, unknown>): VariantRecord {
   };
 }
 
+/** Many variants' rows, parsed one at a time so other requests run in between (contents go up to 256 KiB). */
+async function toVariants(rows: Array<Record<string, unknown>>): Promise<VariantRecord[]> {
+  const variants: VariantRecord[] = [];
+  for (const row of rows) {
+    variants.push(toVariant(row));
+    await nextTurn();
+  }
+  return variants;
+}
+
 function toActivation(r: Record<string, unknown>): ActivationRecord {
   return {
     worldId: String(r.world_id),
@@ -138,7 +149,7 @@ export class PolicyRepository {
     if (filters.policyType !== undefined) q.where('i.policy_type', filters.policyType);
     if (filters.namespace !== undefined) q.where('i.namespace', filters.namespace);
     if (filters.status !== undefined) q.where('v.status', filters.status);
-    return (await q).map(toVariant);
+    return toVariants(await q);
   }
 
   /** Variants by (policy_id, variant) keys, in one query. */
@@ -147,7 +158,7 @@ export class PolicyRepository {
     const rows = await this.variants(trx).where((q) => {
       for (const k of keys) q.orWhere((w) => w.where({ 'v.policy_id': k.policyId, 'v.variant': k.variant }));
     });
-    return rows.map(toVariant);
+    return toVariants(rows);
   }
 
   async upsertVariant(id: PolicyIdParts, record: Omit<VariantRecord, 'policyType' | 'namespace' | 'policyKey'>, trx: Knex): Promise<void> {

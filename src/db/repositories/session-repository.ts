@@ -1,12 +1,26 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
+import { insertedId } from '../inserted-id.ts';
 import type { Role } from '../../services/accounts/roles.ts';
 
-/** A session joined with its account, as every protected request needs it. */
+/**
+ * The form a session token is stored and looked up in: SHA-256, hex. The token is a random
+ * UUID (122 bits), so an unsalted fast hash cannot be reversed, and a database read (or a
+ * leaked backup) cannot be replayed as a login.
+ */
+export function sessionTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/**
+ * A session joined with its account, as every protected request needs it. `id` is the row id:
+ * the session's non-secret handle (admin listings show it, kicks accept it); the token itself
+ * is never read back.
+ */
 export interface SessionRecord {
   id: number;
-  sessionId: string;
   userId: number;
   username: string;
   role: Role;
@@ -14,43 +28,61 @@ export interface SessionRecord {
   characterId: number | null;
   worldId: string | null;
   clientType: string;
+  createdAt: string;
   lastActivity: string;
   expiresAt: string | null;
 }
 
 export interface NewSession {
-  sessionId: string;
+  token: string;
   userId: number;
   clientType: string;
   createdAt: string;
   expiresAt: string | null;
 }
 
-/** SQL for the `sessions` table. */
+/** SQL for the `sessions` table. Tokens are hashed here and nowhere else. */
 export class SessionRepository {
   private readonly db: Db;
   constructor(db: Db) {
     this.db = db;
   }
 
-  async create(session: NewSession, trx: Knex = this.db): Promise<void> {
-    await trx('sessions').insert({
-      session_id: session.sessionId,
-      user_id: session.userId,
-      client_type: session.clientType,
-      created_at: session.createdAt,
-      last_activity: session.createdAt,
-      expires_at: session.expiresAt,
-    });
+  /** Returns the new session's id. */
+  async create(session: NewSession, trx: Knex = this.db): Promise<number> {
+    const [row] = await trx('sessions')
+      .insert({
+        token_hash: sessionTokenHash(session.token),
+        user_id: session.userId,
+        client_type: session.clientType,
+        created_at: session.createdAt,
+        last_activity: session.createdAt,
+        expires_at: session.expiresAt,
+      })
+      .returning('id');
+    return insertedId(row);
   }
 
-  async find(sessionId: string): Promise<SessionRecord | undefined> {
+  /** The session a client presents its token for (see findWhere). */
+  async find(token: string, now: string): Promise<SessionRecord | undefined> {
+    return this.findWhere({ 's.token_hash': sessionTokenHash(token) }, now);
+  }
+
+  async findById(id: number, now: string): Promise<SessionRecord | undefined> {
+    return this.findWhere({ 's.id': id }, now);
+  }
+
+  /**
+   * A session with its account, unless the account is a temporary one past its expiry: its
+   * sessions end with it, not at the next purge.
+   */
+  private async findWhere(where: Record<string, string | number>, now: string): Promise<SessionRecord | undefined> {
     const row = await this.db('sessions as s')
       .join('users as u', 'u.id', 's.user_id')
-      .where('s.session_id', sessionId)
+      .where(where)
+      .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now))
       .first(
         's.id',
-        's.session_id',
         's.user_id',
         'u.username',
         'u.role',
@@ -58,13 +90,13 @@ export class SessionRepository {
         's.character_id',
         's.world_id',
         's.client_type',
+        's.created_at',
         's.last_activity',
         's.expires_at',
       );
     if (!row) return undefined;
     return {
       id: row.id,
-      sessionId: row.session_id,
       userId: row.user_id,
       username: row.username,
       role: row.role,
@@ -72,6 +104,7 @@ export class SessionRepository {
       characterId: row.character_id,
       worldId: row.world_id,
       clientType: row.client_type,
+      createdAt: row.created_at,
       lastActivity: row.last_activity,
       expiresAt: row.expires_at,
     };
@@ -84,16 +117,19 @@ export class SessionRepository {
       .update(expiresAt === undefined ? { last_activity: lastActivity } : { last_activity: lastActivity, expires_at: expiresAt });
   }
 
-  async bindCharacter(sessionId: string, characterId: number, worldId: string, trx: Knex = this.db): Promise<number> {
-    return trx('sessions').where({ session_id: sessionId }).update({ character_id: characterId, world_id: worldId });
+  async bindCharacter(id: number, characterId: number, worldId: string, trx: Knex = this.db): Promise<number> {
+    return trx('sessions').where({ id }).update({ character_id: characterId, world_id: worldId });
   }
 
-  async delete(sessionId: string, trx: Knex = this.db): Promise<number> {
-    return trx('sessions').where({ session_id: sessionId }).delete();
+  async delete(id: number, trx: Knex = this.db): Promise<number> {
+    return trx('sessions').where({ id }).delete();
   }
 
-  async deleteForUser(userId: number, trx: Knex = this.db): Promise<number> {
-    return trx('sessions').where({ user_id: userId }).delete();
+  /** Ends every session of the account, or every one but `exceptId`. */
+  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<number> {
+    const query = trx('sessions').where({ user_id: userId });
+    if (exceptId !== undefined) query.whereNot({ id: exceptId });
+    return query.delete();
   }
 
   async deleteExpired(now: Date): Promise<number> {

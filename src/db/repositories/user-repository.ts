@@ -3,6 +3,14 @@ import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import type { Role } from '../../services/accounts/roles.ts';
 
+/**
+ * The form usernames are unique in (`users.username_key`): lower-cased, so `Root` cannot sit
+ * beside `root`. Lookups at login stay exact (the specification's "case-sensitive for lookup").
+ */
+export function usernameKey(username: string): string {
+  return username.toLowerCase();
+}
+
 export interface UserRecord {
   id: number;
   username: string;
@@ -71,11 +79,17 @@ export class UserRepository {
     return row && toRecord(row);
   }
 
-  /** Inserts and returns the new id; a taken username surfaces as a unique violation. */
+  /** Whether an account holds this name in any letter case. */
+  async usernameTaken(username: string, trx: Knex = this.db): Promise<boolean> {
+    return (await trx('users').where({ username_key: usernameKey(username) }).first('id')) !== undefined;
+  }
+
+  /** Inserts and returns the new id; a name taken in any letter case surfaces as a unique violation. */
   async create(user: NewUser, trx: Knex = this.db): Promise<number> {
     const [row] = await trx('users')
       .insert({
         username: user.username,
+        username_key: usernameKey(user.username),
         password_hash: user.passwordHash,
         role: user.role,
         is_active: true,

@@ -15,7 +15,7 @@ export function accountsRouter(accounts: AccountService, sessions: SessionServic
     res.json(await accounts.register(body.username, body.password, body.password_confirm));
   });
 
-  router.post('/login', limits.loginByAddress, limits.loginByUsername, async (req, res) => {
+  router.post('/login', limits.loginByAddress, async (req, res) => {
     const body = req.body as Schemas['LoginRequest'];
     res.json(await accounts.login(body.username, body.password, body.world_id, normalizeClientType(req.get('x-client-type'))));
   });
@@ -24,16 +24,10 @@ export function accountsRouter(accounts: AccountService, sessions: SessionServic
     res.json(await accounts.logout(sessionOf(res)));
   });
 
-  router.post(
-    '/change-password',
-    limits.changePasswordByAddress,
-    authenticate(sessions, 'body'),
-    limits.changePasswordByUsername,
-    async (req, res) => {
-      const body = req.body as Schemas['ChangePasswordRequest'];
-      res.json(await accounts.changePassword(sessionOf(res), body.old_password, body.new_password));
-    },
-  );
+  router.post('/change-password', limits.changePasswordByAddress, authenticate(sessions, 'body'), async (req, res) => {
+    const body = req.body as Schemas['ChangePasswordRequest'];
+    res.json(await accounts.changePassword(sessionOf(res), body.old_password, body.new_password));
+  });
 
   // Validation itself refreshes the session's activity and sliding expiry.
   router.post('/ping/:session_id', authenticate(sessions, 'params'), (_req, res) => {

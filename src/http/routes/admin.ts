@@ -42,7 +42,7 @@ export function adminRouter({ sessions, inspection, userAdmin, requestStop }: Ad
   });
 
   router.post('/admin/session/kick', withBodySession, requirePermission('kick_users'), async (req, res) => {
-    res.json(await userAdmin.kick(String(req.body.target_session_id)));
+    res.json(await userAdmin.kick(sessionOf(res), String(req.body.target_session_id)));
   });
   router.post('/admin/user/create', withBodySession, requirePermission('create_users'), async (req, res) => {
     const b = req.body as { username: string; role: string; password: string; password_confirm: string };

@@ -22,7 +22,7 @@ export function charactersRouter({ sessions, characters, entry, limits }: Charac
     const b = req.body as { password: string; password_confirm: string; character_name: string };
     res.json(await entry.registerGuest(b.password, b.password_confirm, b.character_name));
   });
-  router.post('/login-direct', limits.loginByAddress, limits.loginByUsername, async (req, res) => {
+  router.post('/login-direct', limits.loginByAddress, async (req, res) => {
     const b = req.body as { username: string; password: string; world_id: string; character_name?: string; create_character?: boolean };
     res.json(
       await entry.loginDirect(

@@ -4,6 +4,7 @@ import type { SessionService } from '../../services/accounts/session-service.ts'
 import type { GameService, Player } from '../../services/game/game-service.ts';
 import { HttpError } from '../errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
+import type { RateLimits } from '../middleware/rate-limit.ts';
 
 /** A game route needs a session bound to a character: 409 (not 401) when there is none. */
 function requireCharacter(characters: CharacterRepository): RequestHandler {
@@ -20,10 +21,10 @@ function requireCharacter(characters: CharacterRepository): RequestHandler {
 
 const playerOf = (res: Response): Player => res.locals.player as Player;
 
-export function gameRouter(sessions: SessionService, characters: CharacterRepository, game: GameService): Router {
+export function gameRouter(sessions: SessionService, characters: CharacterRepository, game: GameService, limits: RateLimits): Router {
   const router = Router();
   const bound = requireCharacter(characters);
-  router.post('/command', authenticate(sessions, 'body'), bound, async (req, res) => {
+  router.post('/command', authenticate(sessions, 'body'), limits.commandBySession, bound, async (req, res) => {
     res.json(await game.command(playerOf(res), String(req.body.command)));
   });
   router.get('/status/:session_id', authenticate(sessions, 'params'), bound, async (_req, res) => {

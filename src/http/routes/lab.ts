@@ -81,10 +81,11 @@ export function labRouter(sessions: SessionService, lab: LabService, llm: LlmCom
   const viewLogs = [authenticate(sessions, 'body'), requirePermission('view_logs')];
   router.post('/admin/llm/command', ...viewLogs, async (req, res) => {
     const b = req.body as { command: string; server_url?: string };
-    res.json(await llm.run(sessionOf(res).sessionId, b.command, b.server_url));
+    const session = sessionOf(res);
+    res.json(await llm.run(session.id, session.role, b.command, b.server_url));
   });
   router.post('/admin/llm/clear-context', ...viewLogs, (_req, res) => {
-    res.json(llm.clear(sessionOf(res).sessionId));
+    res.json(llm.clear(sessionOf(res).id));
   });
   return router;
 }

@@ -15,18 +15,36 @@ import { InvalidInput, Unauthenticated } from '../errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
-import type { AuthenticatedSession, SessionService } from './session-service.ts';
+import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
+import { FailedAttempts } from './failed-attempts.ts';
+import { reservedWordIn } from './reserved-names.ts';
 
 type LoginResponse = components['schemas']['LoginResult'];
 type SuccessMessage = components['schemas']['SuccessMessage'];
 
 export const TEMPORARY_ACCOUNT_HOURS = 24;
 const BAD_CREDENTIALS = 'Invalid username or password';
+const WRONG_CURRENT_PASSWORD = 'Current password is incorrect';
 
-/** Trimmed username, or 400 when its length is outside 2..20. */
+/**
+ * What a new username may consist of: nothing a listing or a greeting could render as markup,
+ * and no invisible, control or look-alike characters.
+ */
+const USERNAME_CHARACTERS = /^[A-Za-z0-9_.-]+$/;
+
+/** Trimmed username, or 400 when its length is outside 2..20 (the only rule a login applies). */
 export function normalizeUsername(raw: string): string {
   const username = raw.trim();
   if (username.length < 2 || username.length > 20) throw new InvalidInput('Username must be 2-20 characters');
+  return username;
+}
+
+/** The name of a new account: normalizeUsername's length, then USERNAME_CHARACTERS (400 otherwise). */
+export function newUsername(raw: string): string {
+  const username = normalizeUsername(raw);
+  if (!USERNAME_CHARACTERS.test(username)) {
+    throw new InvalidInput("Username may contain only letters (A-Z, a-z), digits and the characters '_', '.' and '-'");
+  }
   return username;
 }
 
@@ -65,14 +83,21 @@ export class AccountService {
   private readonly d: AccountDeps;
   /** Hash compared against when the username is unknown, so timing does not reveal it. */
   private dummyHash: Promise<string> | undefined;
+  private readonly loginFailures: FailedAttempts;
+  private readonly passwordChangeFailures: FailedAttempts;
 
   constructor(deps: AccountDeps) {
     this.d = deps;
+    const limits = deps.config.rateLimit;
+    this.loginFailures = new FailedAttempts(limits.loginPerUsername, limits, deps.clock);
+    this.passwordChangeFailures = new FailedAttempts(limits.changePasswordPerUsername, limits, deps.clock);
   }
 
   async register(rawUsername: string, password: string, passwordConfirm: string): Promise<SuccessMessage> {
-    const username = normalizeUsername(rawUsername);
-    if (await this.d.users.findByUsername(username)) throw new InvalidInput('Username already taken');
+    const username = newUsername(rawUsername);
+    const reserved = reservedWordIn(username);
+    if (reserved !== undefined) throw new InvalidInput(`Username must not contain the reserved word '${reserved}'`);
+    if (await this.d.users.usernameTaken(username)) throw new InvalidInput('Username already taken');
     if (password !== passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(password);
     const now = this.d.clock();
@@ -90,7 +115,11 @@ export class AccountService {
     };
   }
 
-  /** The account for these credentials, or 401 (the same message for an unknown name and a wrong password). */
+  /**
+   * The account for these credentials, or 401 (the same message for an unknown name and a
+   * wrong password). Past the account's allowance of failures a wrong password is 429; the
+   * right one is always let in.
+   */
   async authenticate(rawUsername: string, password: string): Promise<UserRecord> {
     const username = normalizeUsername(rawUsername);
     const user = await this.d.users.findByUsername(username);
@@ -100,13 +129,15 @@ export class AccountService {
       await this.d.hasher.verify(password, await this.dummyHash);
       throw new Unauthenticated(BAD_CREDENTIALS);
     }
-    if (!(await this.d.hasher.verify(password, user.passwordHash))) throw new Unauthenticated(BAD_CREDENTIALS);
+    if (!(await this.d.hasher.verify(password, user.passwordHash))) {
+      throw this.loginFailures.record(user.id) ?? new Unauthenticated(BAD_CREDENTIALS);
+    }
     if (!user.isActive) throw new Unauthenticated('Account is deactivated');
     return user;
   }
 
   /** Opens a session for the account (closing its others when only one is allowed). */
-  async openSession(user: UserRecord, clientType: string, trx: Knex): Promise<string> {
+  async openSession(user: UserRecord, clientType: string, trx: Knex): Promise<OpenedSession> {
     if (!this.d.config.session.allowMultipleSessions) await this.d.sessions.deleteForUser(user.id, trx);
     await this.d.users.update(user.id, { lastLogin: toDbTime(this.d.clock()) }, trx);
     return this.d.sessionService.open(user.id, clientType, trx);
@@ -114,7 +145,7 @@ export class AccountService {
 
   async login(rawUsername: string, password: string, worldId: string | null | undefined, clientType: string): Promise<LoginResponse> {
     const user = await this.authenticate(rawUsername, password);
-    const sessionId = await this.d.db.transaction((trx) => this.openSession(user, clientType, trx));
+    const session = await this.d.db.transaction((trx) => this.openSession(user, clientType, trx));
     const world = worldId?.trim() || this.d.config.worlds.defaultWorldId;
     const [characters, availableWorlds] = await Promise.all([
       this.d.characters.listSummaries(user.id, world),
@@ -123,7 +154,7 @@ export class AccountService {
     return {
       success: true,
       message: 'Login successful. Select a character to enter the world.',
-      session_id: sessionId,
+      session_id: session.token,
       role: user.role,
       characters,
       available_worlds: availableWorlds,
@@ -131,18 +162,25 @@ export class AccountService {
   }
 
   async logout(session: AuthenticatedSession): Promise<SuccessMessage> {
-    await this.d.sessionService.close(session.sessionId);
+    await this.d.sessionService.close(session.id);
     return { success: true, message: `Goodbye, ${session.username}!` };
   }
 
+  /** Like authenticate, a wrong current password past the account's allowance is 429. Ends the account's other sessions. */
   async changePassword(session: AuthenticatedSession, oldPassword: string, newPassword: string): Promise<SuccessMessage> {
     const user = await this.d.users.findById(session.userId);
-    if (!user || !(await this.d.hasher.verify(oldPassword, user.passwordHash))) {
-      throw new Unauthenticated('Current password is incorrect');
+    if (!user) throw new Unauthenticated(WRONG_CURRENT_PASSWORD);
+    if (!(await this.d.hasher.verify(oldPassword, user.passwordHash))) {
+      throw this.passwordChangeFailures.record(user.id) ?? new Unauthenticated(WRONG_CURRENT_PASSWORD);
     }
     if (newPassword === oldPassword) throw new InvalidInput('New password must be different from current password');
     assertStandardPassword(newPassword);
-    await this.d.users.update(user.id, { passwordHash: await this.d.hasher.hash(newPassword) });
+    const passwordHash = await this.d.hasher.hash(newPassword);
+    // Whoever else holds a session may have learnt the old password: only this one stays.
+    await this.d.db.transaction(async (trx) => {
+      await this.d.users.update(user.id, { passwordHash }, trx);
+      await this.d.sessions.deleteForUser(user.id, trx, session.id);
+    });
     return { success: true, message: 'Password changed successfully!' };
   }
 }

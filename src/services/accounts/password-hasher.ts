@@ -8,6 +8,9 @@ import { Piscina } from 'piscina';
 import type { BcryptTask } from './bcrypt-worker.ts';
 import { requestContext } from '../../logging/logger.ts';
 
+/** bcrypt reads only this many bytes of a password and silently ignores the rest. */
+export const BCRYPT_MAX_PASSWORD_BYTES = 72;
+
 export interface PasswordHasher {
   hash(password: string): Promise<string>;
   verify(password: string, hash: string): Promise<boolean>;
@@ -34,7 +37,12 @@ export class BcryptPool implements PasswordHasher {
     return (await this.run({ op: 'hash', password, rounds: this.rounds })) as string;
   }
 
+  /**
+   * A password over BCRYPT_MAX_PASSWORD_BYTES never matches: none is accepted as a new password,
+   * and one could match an older hash only by its first 72 bytes, a truncation the server refuses.
+   */
   async verify(password: string, hash: string): Promise<boolean> {
+    if (Buffer.byteLength(password, 'utf8') > BCRYPT_MAX_PASSWORD_BYTES) return false;
     return (await this.run({ op: 'verify', password, hash })) as boolean;
   }
 

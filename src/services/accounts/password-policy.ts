@@ -6,13 +6,14 @@
  * with single spaces.
  */
 
+import { BCRYPT_MAX_PASSWORD_BYTES } from './password-hasher.ts';
+
 export interface PasswordCheck {
   ok: boolean;
   errors: string[];
 }
 
 const MIN_LENGTH = 12;
-const MAX_LENGTH = 128;
 const MAX_REPEAT = 3;
 
 /**
@@ -121,8 +122,9 @@ export function checkStandardPassword(password: string): PasswordCheck {
   if (length < MIN_LENGTH) {
     errors.push(`Password must be at least ${MIN_LENGTH} characters long (currently ${length})`);
   }
-  if (length > MAX_LENGTH) {
-    errors.push(`Password must be at most ${MAX_LENGTH} characters long (currently ${length})`);
+  const bytes = Buffer.byteLength(password, 'utf8');
+  if (bytes > BCRYPT_MAX_PASSWORD_BYTES) {
+    errors.push(`Password must be at most ${BCRYPT_MAX_PASSWORD_BYTES} bytes long in UTF-8 (currently ${bytes}); bcrypt ignores anything beyond`);
   }
 
   const normalized = password.toLowerCase().trim();

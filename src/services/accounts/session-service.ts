@@ -1,73 +1,96 @@
 /**
  * Server-side sessions: creation at login, validation on every protected request (expiry
- * enforced, role re-read from the account), sliding expiry, and the bulk sweep.
+ * enforced, role re-read from the account), sliding expiry capped at a maximum age, and the
+ * bulk sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../../config/config.ts';
-import { toDbTime, type Clock } from '../../db/clock.ts';
+import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 import { Unauthenticated } from '../errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
+
+/** A new session: its handle and its token (the secret only the client keeps). */
+export interface OpenedSession {
+  id: number;
+  token: string;
+}
 
 /** The one answer for every session that does not authenticate, so none can be told apart. */
 export const INVALID_SESSION = 'Invalid or expired session';
 
 const ACTIVITY_RESOLUTION_MS = 15_000;
 
-/** `X-Client-Type`, trimmed and lower-cased; `unknown` when absent or blank. */
+/** A client type worth storing: a short token, never markup or control characters. */
+const CLIENT_TYPE = /^[a-z0-9._-]{1,32}$/;
+
+/** `X-Client-Type`, trimmed and lower-cased, when that is a CLIENT_TYPE token; `unknown` otherwise (also when absent or blank). */
 export function normalizeClientType(header: string | undefined): string {
   const value = (header ?? '').trim().toLowerCase();
-  return value === '' ? 'unknown' : value.slice(0, 64);
+  return CLIENT_TYPE.test(value) ? value : 'unknown';
 }
 
 export class SessionService {
   private readonly sessions: SessionRepository;
   private readonly clock: Clock;
   private readonly ttlMs: number;
+  private readonly maxAgeMs: number;
   private readonly sliding: boolean;
 
   constructor(sessions: SessionRepository, config: Config['session'], clock: Clock) {
     this.sessions = sessions;
     this.clock = clock;
     this.ttlMs = config.ttlMinutes * 60_000;
+    this.maxAgeMs = config.maxAgeDays * 86_400_000;
     this.sliding = config.slidingExpiration;
   }
 
-  private expiryFrom(now: Date): string {
-    return toDbTime(new Date(now.getTime() + this.ttlMs));
+  /**
+   * The expiry of a session active at `now`: ttl_minutes ahead, but never later than max_age_days
+   * after its creation. The cap is in `expires_at` itself, so validation, the sweep and every
+   * listing of live sessions agree on when a session ends.
+   */
+  private expiryFrom(now: Date, createdAt: Date): string {
+    return toDbTime(new Date(Math.min(now.getTime() + this.ttlMs, createdAt.getTime() + this.maxAgeMs)));
   }
 
-  /** Opens a session (inside the caller's transaction) and returns its id. */
-  async open(userId: number, clientType: string, trx: Knex): Promise<string> {
+  /**
+   * Opens a session (inside the caller's transaction). The token goes to the client and is
+   * not kept: the database stores only its hash.
+   */
+  async open(userId: number, clientType: string, trx: Knex): Promise<OpenedSession> {
     const now = this.clock();
-    const sessionId = randomUUID();
-    await this.sessions.create({ sessionId, userId, clientType, createdAt: toDbTime(now), expiresAt: this.expiryFrom(now) }, trx);
-    return sessionId;
+    const token = randomUUID();
+    const id = await this.sessions.create({ token, userId, clientType, createdAt: toDbTime(now), expiresAt: this.expiryFrom(now, now) }, trx);
+    return { id, token };
   }
 
-  /** 401 for a missing, unknown, expired or orphaned session; otherwise records the activity. */
-  async validate(sessionId: string | undefined): Promise<AuthenticatedSession> {
-    if (!sessionId) throw new Unauthenticated(INVALID_SESSION);
-    const session = await this.sessions.find(sessionId);
-    if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
+  /**
+   * 401 for a missing, unknown, expired or orphaned session, or one of a deactivated or expired
+   * account; otherwise records the activity.
+   */
+  async validate(token: string | undefined): Promise<AuthenticatedSession> {
+    if (!token) throw new Unauthenticated(INVALID_SESSION);
     const now = this.clock();
     const stamp = toDbTime(now);
+    const session = await this.sessions.find(token, stamp);
+    if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     if (session.expiresAt !== null && session.expiresAt <= stamp) {
-      await this.sessions.delete(sessionId);
+      await this.sessions.delete(session.id);
       throw new Unauthenticated(INVALID_SESSION);
     }
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS spares a write per poll and shortens a 480-minute life by seconds.
-    if (now.getTime() - Date.parse(`${session.lastActivity.replace(' ', 'T')}Z`) < ACTIVITY_RESOLUTION_MS) return session;
-    const expiresAt = this.sliding ? this.expiryFrom(now) : undefined;
+    if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
+    const expiresAt = this.sliding ? this.expiryFrom(now, fromDbTime(session.createdAt)) : undefined;
     await this.sessions.touch(session.id, stamp, expiresAt);
     return { ...session, lastActivity: stamp, ...(expiresAt === undefined ? {} : { expiresAt }) };
   }
 
-  async close(sessionId: string): Promise<boolean> {
-    return (await this.sessions.delete(sessionId)) > 0;
+  async close(id: number): Promise<boolean> {
+    return (await this.sessions.delete(id)) > 0;
   }
 
   async sweepExpired(): Promise<number> {

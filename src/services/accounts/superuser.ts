@@ -5,6 +5,8 @@
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { UserRepository } from '../../db/repositories/user-repository.ts';
+import { InvalidInput } from '../errors.ts';
+import { newUsername } from './account-service.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 
@@ -18,11 +20,15 @@ export async function createSuperuser(
   password: string,
   origin: 'system' | 'superuser',
 ): Promise<string> {
-  const username = rawUsername.trim();
-  if (username.length < 2 || username.length > 20) throw new SuperuserError('Username must be 2-20 characters');
+  let username: string;
+  try {
+    username = newUsername(rawUsername);
+  } catch (err) {
+    throw err instanceof InvalidInput ? new SuperuserError(err.message) : err;
+  }
   const check = checkStandardPassword(password);
   if (!check.ok) throw new SuperuserError(check.errors.join(' '));
-  if (await users.findByUsername(username)) throw new SuperuserError(`Username '${username}' already exists`);
+  if (await users.usernameTaken(username)) throw new SuperuserError(`Username '${username}' already exists`);
   try {
     await users.create({
       username,

@@ -2,7 +2,7 @@
  * The admin database listings. Four of them (connections, player locations, sessions, chat
  * messages) are limited to the caller's world when the caller's session is bound to one.
  */
-import type { Clock } from '../../db/clock.ts';
+import { fromDbTime, type Clock } from '../../db/clock.ts';
 import type { InspectionRepository } from '../../db/repositories/inspection-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { NotFound } from '../errors.ts';
@@ -14,17 +14,12 @@ type Schemas = components['schemas'];
 /** Sessions idle longer than this do not count as connections. */
 const CONNECTION_WINDOW_MINUTES = 30;
 
-function parseDbTime(text: string): number {
-  return Date.parse(`${text.replace(' ', 'T')}Z`);
-}
-
 function toSessionRow(r: Record<string, unknown>): Schemas['SessionRow'] {
   return {
     id: Number(r.id),
     username: String(r.username),
     character_name: (r.character_name as string | null) ?? null,
     world_id: (r.world_id as string | null) ?? null,
-    session_id: String(r.session_id),
     client_type: String(r.client_type),
     created_at: String(r.created_at),
     last_activity: String(r.last_activity),
@@ -86,7 +81,7 @@ export class InspectionService {
     });
     return rows.map((r) => {
       const row = toSessionRow(r);
-      return { ...row, age_seconds: Math.max(0, Math.floor((now.getTime() - parseDbTime(row.last_activity)) / 1000)) };
+      return { ...row, age_seconds: Math.max(0, Math.floor((now.getTime() - fromDbTime(row.last_activity).getTime()) / 1000)) };
     });
   }
 

@@ -6,12 +6,12 @@ import type { Db } from '../../db/database.ts';
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { UserRecord, UserRepository } from '../../db/repositories/user-repository.ts';
-import type { SessionRepository } from '../../db/repositories/session-repository.ts';
+import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { assertStandardPassword, normalizeUsername } from '../accounts/account-service.ts';
+import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
@@ -31,8 +31,18 @@ const ACTION_PERMISSION: Record<ManageAction, Permission> = {
 
 export const ADMIN_PASSWORD_MIN_LENGTH = 8;
 
+/** A session handle: its row id in canonical decimal (no sign, no leading zero). Anything else is taken as a token. */
+const SESSION_HANDLE = /^[1-9][0-9]*$/;
+/** Row ids are 32-bit (PostgreSQL `serial`); a larger handle names no session. */
+const MAX_SESSION_HANDLE = 2_147_483_647;
+
 export function insufficientPermission(permission: Permission): Forbidden {
   return new Forbidden(`Insufficient permissions. Required: ${permission}`);
+}
+
+/** The 403 for acting on an account (or its session) whose role is not below the actor's. */
+function outranked(role: Role): Forbidden {
+  return new Forbidden(`Insufficient permissions to manage user with role '${role}'`);
 }
 
 /** Superusers may assign any role; everyone else only roles below their own. */
@@ -68,11 +78,11 @@ export class UserAdminService {
     actor: AuthenticatedSession,
     req: { username: string; role: string; password: string; passwordConfirm: string },
   ): Promise<SuccessMessage> {
-    const username = normalizeUsername(req.username);
+    const username = newUsername(req.username);
     const role = req.role.trim().toLowerCase();
     if (!isRole(role)) throw new InvalidInput('Invalid role. Valid roles: admin, player, superuser, worldbuilder');
     if (!canAssignRole(actor.role, role)) throw new Forbidden(`Insufficient permissions to create role '${role}'`);
-    if (await this.d.users.findByUsername(username)) throw new InvalidInput('Username already taken');
+    if (await this.d.users.usernameTaken(username)) throw new InvalidInput('Username already taken');
     if (req.password !== req.passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(req.password);
     try {
@@ -104,9 +114,7 @@ export class UserAdminService {
     const target = await this.d.users.findByUsername(req.targetUsername);
     if (!target) throw new NotFound(`User '${req.targetUsername}' not found`);
     if (target.id === actor.userId && action !== 'change_password') throw new InvalidInput('Cannot manage your own account');
-    if (!outranks(actor.role, target.role)) {
-      throw new Forbidden(`Insufficient permissions to manage user with role '${target.role}'`);
-    }
+    if (!outranks(actor.role, target.role)) throw outranked(target.role);
 
     switch (action) {
       case 'change_role':
@@ -129,7 +137,14 @@ export class UserAdminService {
         if ([...req.newPassword].length < ADMIN_PASSWORD_MIN_LENGTH) {
           throw new InvalidInput(`Password must be at least ${ADMIN_PASSWORD_MIN_LENGTH} characters long`);
         }
-        await this.d.users.update(target.id, { passwordHash: await this.d.hasher.hash(req.newPassword) });
+        // Stricter than the specification's 8 characters: a reset password is as exposed as any other (docs/decisions.md).
+        assertStandardPassword(req.newPassword);
+        const passwordHash = await this.d.hasher.hash(req.newPassword);
+        // A reset is for an account someone else may hold: none of its sessions survives it.
+        await this.d.db.transaction(async (trx) => {
+          await this.d.users.update(target.id, { passwordHash }, trx);
+          await this.d.sessions.deleteForUser(target.id, trx);
+        });
         return { success: true, message: `Successfully changed password for ${target.username}` };
       }
     }
@@ -153,9 +168,7 @@ export class UserAdminService {
     if (!target) throw new NotFound(`User '${req.targetUsername}' not found`);
     const worldId = req.worldId.trim();
     if (!this.d.worlds.get(worldId)) throw new NotFound(`World '${worldId}' not found`);
-    if (!outranks(actor.role, target.role)) {
-      throw new Forbidden(`Insufficient permissions to manage user with role '${target.role}'`);
-    }
+    if (!outranks(actor.role, target.role)) throw outranked(target.role);
     await this.grant(target.id, worldId, req.canAccess);
     return {
       success: true,
@@ -170,8 +183,22 @@ export class UserAdminService {
     await this.d.permissions.set(userId, worldId, canAccess, toDbTime(this.d.clock()));
   }
 
-  async kick(targetSessionId: string): Promise<SuccessMessage> {
-    const removed = await this.d.sessions.delete(targetSessionId);
+  /**
+   * Ends a session named by its token or by its handle (the row id, as listed). The actor must
+   * outrank the session's owner, except for sessions of the actor's own account (like logout).
+   */
+  async kick(actor: AuthenticatedSession, target: string): Promise<SuccessMessage> {
+    const session = await this.findSession(target);
+    if (session === undefined) return { success: false, message: 'Session not found' };
+    if (session.userId !== actor.userId && !outranks(actor.role, session.role)) throw outranked(session.role);
+    const removed = await this.d.sessions.delete(session.id);
     return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };
+  }
+
+  private async findSession(target: string): Promise<SessionRecord | undefined> {
+    const now = toDbTime(this.d.clock());
+    if (!SESSION_HANDLE.test(target)) return this.d.sessions.find(target, now);
+    const id = Number(target);
+    return id <= MAX_SESSION_HANDLE ? this.d.sessions.findById(id, now) : undefined;
   }
 }

@@ -16,7 +16,8 @@ import type { EntityStateResult } from '../../integrations/entity-state.ts';
 import { NameGenerationError, type NameGenerator } from '../../integrations/name-generator.ts';
 import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, UpstreamFailed } from '../errors.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
-import { outranks, rank } from '../accounts/roles.ts';
+import { outranks, rank, type Role } from '../accounts/roles.ts';
+import { reservedWordIn } from '../accounts/reserved-names.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldAccessService, WorldPolicy } from '../worlds/world-access.ts';
@@ -39,13 +40,15 @@ export function randomSeed(): number {
   return 1 + Math.floor(Math.random() * MAX_SEED);
 }
 
-/** Trimmed name of 2..40 letters, spaces, apostrophes and hyphens, or 400. */
+/** A name a player chose: trimmed, 2..40 letters, spaces, apostrophes and hyphens, no reserved word; or 400. */
 export function validateCharacterName(raw: string): string {
   const name = raw.trim();
   if (name === '') throw new InvalidInput('Character name is required');
   if (!CHARACTER_NAME.test(name) || !/\p{L}/u.test(name)) {
     throw new InvalidInput('Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens');
   }
+  const reserved = reservedWordIn(name);
+  if (reserved !== undefined) throw new InvalidInput(`Character name must not contain the reserved word '${reserved}'`);
   return name;
 }
 
@@ -88,17 +91,28 @@ export class CharacterService {
     return this.d.characters.listSummaries(session.userId, world);
   }
 
+  /**
+   * The one rule for characters players create for themselves (POST /characters/create,
+   * /login-direct with create_character, /register-guest), checked where each path starts to
+   * create: the server switch `player_self_create_enabled` (admins included, as in the
+   * reference), then the world's naming mode, where `manual` leaves naming to admins. Admin
+   * provisioning (/admin/user/create-character) is not self-creation and skips it.
+   */
+  assertSelfCreation(role: Role, { world, policy }: { world: World; policy: WorldPolicy }): void {
+    if (!this.d.playerSelfCreateEnabled) throw new Forbidden('Player self-service character creation is disabled.');
+    if (policy.namingMode !== 'generated' && rank(role) < rank('admin')) {
+      throw new Forbidden(`World '${world.id}' currently requires admin-managed character naming.`);
+    }
+  }
+
   async create(session: AuthenticatedSession, rawWorldId: string): Promise<Schemas['CreatedCharacter']> {
     const worldId = rawWorldId.trim();
     if (!worldId) throw new InvalidInput('world_id is required');
-    if (!this.d.playerSelfCreateEnabled) throw new Forbidden('Player self-service character creation is disabled.');
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, worldId);
     if (!access) throw new NotFound(`World '${worldId}' not found`);
     if (access.decision.reason === 'world_inactive') throw new Conflict(`World '${worldId}' is inactive`);
     if (!access.decision.canAccess) throw new Forbidden(`World '${worldId}' requires an invite. Ask an admin to grant world access.`);
-    if (access.policy.namingMode !== 'generated' && rank(session.role) < rank('admin')) {
-      throw new Forbidden(`World '${worldId}' currently requires admin-managed character naming.`);
-    }
+    this.assertSelfCreation(session.role, access);
     if (access.decision.reason === 'slot_limit_reached') {
       throw new Conflict(
         `No character slots remain in '${worldId}' for account '${session.username}'. ${access.characterCount}/${access.policy.slotLimitPerAccount} used.`,
@@ -146,7 +160,7 @@ export class CharacterService {
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, world);
     if (!access?.decision.canAccess) throw new Forbidden('World access denied');
     if (character.worldId !== world) throw new Conflict('Character does not belong to world');
-    if ((await this.d.sessions.bindCharacter(session.sessionId, character.id, world)) === 0) throw new Failure('Failed to select character');
+    if ((await this.d.sessions.bindCharacter(session.id, character.id, world)) === 0) throw new Failure('Failed to select character');
     return { success: true, message: 'Character selected.', character_name: character.name };
   }
 

@@ -44,22 +44,24 @@ export class EntryService {
   private async freeGuestUsername(): Promise<string> {
     for (let i = 0; i < GUEST_USERNAME_ATTEMPTS; i++) {
       const username = `guest_${String(randomInt(100000)).padStart(5, '0')}`;
-      if (!(await this.d.users.findByUsername(username))) return username;
+      if (!(await this.d.users.usernameTaken(username))) return username;
     }
     throw new Failure('Failed to allocate a guest username');
   }
 
+  /** A guest creates its own character: the self-creation rule comes first, then the specification's checks. */
   async registerGuest(password: string, passwordConfirm: string, rawName: string): Promise<Schemas['GuestRegistration']> {
+    const worldId = this.d.defaultWorldId;
+    // Guests start in the default world; its access mode and grants do not apply, its slot limit does.
+    const world = this.d.worldAccess.worldAndPolicy(worldId);
+    if (!world) throw new Failure(`Default world '${worldId}' is not loaded`);
+    this.d.characterService.assertSelfCreation('player', world);
     const name = validateCharacterName(rawName);
     if (await this.d.characters.findByName(name)) throw new InvalidInput('Character name already taken');
     if (password !== passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(password);
     const username = await this.freeGuestUsername();
     const passwordHash = await this.d.hasher.hash(password);
-    const worldId = this.d.defaultWorldId;
-    // Guests start in the default world; its access mode and grants do not apply, its slot limit does.
-    const world = this.d.worldAccess.worldAndPolicy(worldId);
-    if (!world) throw new Failure(`Default world '${worldId}' is not loaded`);
     const bundle = await this.d.characterService.axisBundle(worldId);
     const seed = randomSeed();
     const now = this.d.clock();
@@ -114,6 +116,7 @@ export class EntryService {
     let characterName = existing?.name;
     if (characterId === undefined) {
       if (!req.createCharacter) throw new NotFound('Character not found');
+      this.d.characterService.assertSelfCreation(user.role, access);
       const counts = await this.d.characters.countByWorld(user.id);
       if (!this.d.allowMultiWorldCharacters && counts.size > 0 && !counts.has(worldId)) throw new Conflict('Multi-world characters are disabled');
       const name = validateCharacterName(req.characterName);
@@ -132,11 +135,11 @@ export class EntryService {
       characterName = name;
     }
     const boundId = characterId;
-    const sessionId = await this.d.db.transaction(async (trx) => {
-      const sid = await this.d.accounts.openSession(user, clientType, trx);
-      await this.d.sessions.bindCharacter(sid, boundId, worldId, trx);
-      return sid;
+    const session = await this.d.db.transaction(async (trx) => {
+      const opened = await this.d.accounts.openSession(user, clientType, trx);
+      await this.d.sessions.bindCharacter(opened.id, boundId, worldId, trx);
+      return opened;
     });
-    return { success: true, message: 'Login successful.', session_id: sessionId, role: user.role, character_name: characterName!, world_id: worldId };
+    return { success: true, message: 'Login successful.', session_id: session.token, role: user.role, character_name: characterName!, world_id: worldId };
   }
 }

@@ -75,6 +75,21 @@ export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
 }
 
+/** Terminal escape sequences: CSI (`ESC [ … m`, or the one-byte C1 CSI), terminated OSC, other escapes. */
+const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]/g;
+const LINE_BREAK = /[\t\n\v\f\r\x85\u2028\u2029]/g;
+/** C0 and C1 controls, DEL, and the bidirectional marks, embeddings, overrides and isolates. */
+const INVISIBLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One line of plain text, trimmed: escape sequences, control characters and bidirectional
+ * controls removed (they can clear, recolour or reorder what other players' clients show, e.g.
+ * U+202E makes a message read backwards), tabs and line breaks turned into spaces.
+ */
+export function plainText(text: string): string {
+  return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '').trim();
+}
+
 /** Trimmed text → lower-cased verb and the rest (case kept); one leading `/` is dropped. */
 export function parseCommand(text: string): { verb: string; args: string } | null {
   let trimmed = text.trim();
@@ -141,7 +156,8 @@ export class GameService {
   }
 
   async command(player: Player, text: string): Promise<CommandResult> {
-    const parsed = parseCommand(text);
+    // Chat is stored and shown to others, so it is plain text from the start.
+    const parsed = parseCommand(plainText(text));
     if (!parsed) return fail('Enter a command.');
     const { verb, args } = parsed;
     const direction = SHORT_DIRECTIONS[verb] ?? ((DIRECTIONS as readonly string[]).includes(verb) ? (verb as Direction) : undefined);
@@ -331,7 +347,7 @@ export class GameService {
     return world.axisEngine !== null && world.axisEngine.enabled === true;
   }
 
-  /** Runs the axis engine (with a listener) and the translation; returns the text to store, unescaped. */
+  /** Runs the axis engine (with a listener) and the translation; returns the plain text to store, unescaped. */
   private async interact(player: Player, channel: ChatChannel, text: string, listenerId: number | null): Promise<string> {
     const deps = this.chatDeps;
     if (!deps) return text;
@@ -344,7 +360,8 @@ export class GameService {
       }
     }
     try {
-      return await this.translate(deps, player, channel, text, ipcHash);
+      // The model's text is as untrusted as the player's.
+      return plainText(await this.translate(deps, player, channel, text, ipcHash));
     } catch (err) {
       deps.logger.error('Chat translation failed; using the OOC text', { world_id: player.worldId, character_id: player.characterId, channel, error: (err as Error).message });
       return text;

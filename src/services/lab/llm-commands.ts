@@ -1,21 +1,19 @@
 /**
  * Admin language-model console (`/admin/llm/command`, `/admin/llm/clear-context`; ref-api §10,
  * decisions §6): a few Ollama verbs with the reference's output texts. The server URL must be
- * one of the configured ones (no request forgery). Chat history is kept in process memory per
- * session id, bounded, and only committed when a run succeeds (the reference left an orphan
- * user turn behind on transport errors).
+ * one of the configured ones (no request forgery), and model names may only name configured
+ * registries (a pull from any host would let the runtime fetch from anywhere); only superusers
+ * pull. Chat history is kept in process memory per session (keyed by its row id, never its
+ * token), bounded in messages and bytes, and only committed when a run succeeds (the
+ * reference left an orphan user turn behind on transport errors).
  */
 import { normalizeBaseUrl } from '../../integrations/ollama.ts';
 import type { OllamaClient, OllamaResult } from '../../integrations/ollama.ts';
-import { FeatureUnavailable, InvalidInput } from '../errors.ts';
+import type { Config } from '../../config/config.ts';
+import type { Role } from '../accounts/roles.ts';
+import { FeatureUnavailable, Forbidden, InvalidInput } from '../errors.ts';
 
-export interface LlmCommandConfig {
-  allowedServerUrls: string[];
-  requestTimeoutSeconds: number;
-  pullTimeoutSeconds: number;
-  /** Most messages (user + assistant) kept per session. */
-  historyLimit: number;
-}
+export type LlmCommandConfig = Config['llm'];
 
 export interface CommandResult {
   success: boolean;
@@ -27,7 +25,14 @@ interface ChatMessage {
   content: string;
 }
 
+interface History {
+  messages: ChatMessage[];
+  bytes: number;
+}
+
 export const SUPPORTED_COMMANDS = 'list, ps, pull, run, show';
+/** Where Ollama looks for a model whose name has no registry host. */
+export const DEFAULT_REGISTRY = 'registry.ollama.ai';
 /** Sessions with history kept at once; the least recently used one goes first. */
 const MAX_SESSIONS = 1000;
 
@@ -37,7 +42,13 @@ export class LlmCommandService {
   private readonly requestTimeoutMs: number;
   private readonly pullTimeoutMs: number;
   private readonly historyLimit: number;
-  private readonly histories = new Map<string, ChatMessage[]>();
+  private readonly registries: string[];
+  private readonly maxPromptBytes: number;
+  private readonly maxSessionBytes: number;
+  private readonly maxTotalBytes: number;
+  /** Least recently used first. */
+  private readonly histories = new Map<number, History>();
+  private totalBytes = 0;
 
   constructor(ollama: OllamaClient, config: LlmCommandConfig) {
     this.ollama = ollama;
@@ -45,13 +56,19 @@ export class LlmCommandService {
     this.requestTimeoutMs = Math.max(1, Math.round(config.requestTimeoutSeconds * 1000));
     this.pullTimeoutMs = Math.max(1, Math.round(config.pullTimeoutSeconds * 1000));
     this.historyLimit = Math.max(2, Math.trunc(config.historyLimit)); // room for one exchange
+    this.registries = [...new Set(config.allowedRegistries.map((r) => r.trim().toLowerCase()).filter((r) => r !== ''))];
+    this.maxPromptBytes = config.maxPromptBytes;
+    this.maxTotalBytes = config.maxHistoryBytesTotal;
+    // One session never needs more than the whole budget: evicting the others then suffices.
+    this.maxSessionBytes = Math.min(config.maxHistoryBytesPerSession, config.maxHistoryBytesTotal);
   }
 
   /**
    * Throws InvalidInput for a server URL that is not configured (FeatureUnavailable when none
-   * is); every other problem is `{success: false, output}`.
+   * is), a model from a registry that is not allowed, or a prompt over the size limit, and
+   * Forbidden for a pull by anyone but a superuser; every other problem is `{success: false, output}`.
    */
-  async run(sessionId: string, command: string, serverUrl?: string): Promise<CommandResult> {
+  async run(session: number, role: Role, command: string, serverUrl?: string): Promise<CommandResult> {
     const url = this.resolveServer(serverUrl);
     const parts = command.trim().split(/\s+/).filter((p) => p !== '');
     if (parts.length === 0) return fail('Command is required');
@@ -64,28 +81,50 @@ export class LlmCommandService {
       case 'ps':
         return this.ps(url);
       case 'show':
-        return args[0] === undefined ? fail('Usage: show <model_name>') : this.show(url, args[0]);
+        return args[0] === undefined ? fail('Usage: show <model_name>') : this.show(url, this.allowedModel(args[0]));
       case 'pull':
-        return args[0] === undefined ? fail('Usage: pull <model_name>') : this.pull(url, args[0]);
-      case 'run':
-        return args[0] === undefined
-          ? fail('Usage: run <model_name> [prompt]')
-          : this.chat(sessionId, url, args[0], args.slice(1).join(' ') || 'Hello');
+        // A pull downloads gigabytes onto the runtime's disk: more than viewing logs allows.
+        if (role !== 'superuser') throw new Forbidden('Only superusers may pull models.');
+        return args[0] === undefined ? fail('Usage: pull <model_name>') : this.pull(url, this.allowedModel(args[0]));
+      case 'run': {
+        if (args[0] === undefined) return fail('Usage: run <model_name> [prompt]');
+        const model = this.allowedModel(args[0]);
+        const prompt = args.slice(1).join(' ') || 'Hello';
+        const bytes = Buffer.byteLength(prompt);
+        if (bytes > this.maxPromptBytes) throw new InvalidInput(`The prompt is ${bytes} bytes; the limit is ${this.maxPromptBytes} bytes.`);
+        return this.chat(session, url, model, prompt);
+      }
       default:
         return fail(`Unknown command: ${verb}\nSupported commands: ${SUPPORTED_COMMANDS}`);
     }
   }
 
-  clear(sessionId: string): { success: true; message: string } {
-    const history = this.histories.get(sessionId);
+  clear(session: number): { success: true; message: string } {
+    const history = this.histories.get(session);
     if (history === undefined) return { success: true, message: 'No conversation context to clear.' };
-    this.histories.set(sessionId, []);
-    return { success: true, message: `Conversation context cleared (${history.length} messages removed).` };
+    this.totalBytes -= history.bytes;
+    this.histories.set(session, { messages: [], bytes: 0 });
+    return { success: true, message: `Conversation context cleared (${history.messages.length} messages removed).` };
   }
 
   /** Messages currently kept for a session (a copy). */
-  history(sessionId: string): Array<{ role: string; content: string }> {
-    return (this.histories.get(sessionId) ?? []).map((m) => ({ ...m }));
+  history(session: number): Array<{ role: string; content: string }> {
+    return (this.histories.get(session)?.messages ?? []).map((m) => ({ ...m }));
+  }
+
+  /** Bytes of message contents kept over all sessions. */
+  historyBytes(): number {
+    return this.totalBytes;
+  }
+
+  /** The name itself, when the registry it names (or the default one) is allowed; else 400. */
+  private allowedModel(name: string): string {
+    const registry = registryOf(name);
+    if (!this.registries.includes(registry)) {
+      const allowed = this.registries.length === 0 ? '(none)' : this.registries.join(', ');
+      throw new InvalidInput(`Model '${name}' comes from registry '${registry}', which is not allowed (allowed registries: ${allowed}).`);
+    }
+    return name;
   }
 
   private resolveServer(serverUrl: string | undefined): string {
@@ -143,9 +182,9 @@ export class LlmCommandService {
     return ok(output);
   }
 
-  private async chat(sessionId: string, url: string, model: string, prompt: string): Promise<CommandResult> {
-    const previous = this.histories.get(sessionId) ?? [];
-    const sent = this.bound([...previous, { role: 'user', content: prompt }]);
+  private async chat(session: number, url: string, model: string, prompt: string): Promise<CommandResult> {
+    const previous = this.histories.get(session)?.messages ?? [];
+    const sent = [...previous, { role: 'user', content: prompt }].slice(-this.historyLimit);
     const result = await this.ollama.chat(url, { model, messages: sent, stream: false }, this.requestTimeoutMs);
     if (!result.ok) {
       if (result.kind === 'http') return fail(`Failed to run model: HTTP ${result.status ?? 0}\n${result.body ?? ''}`);
@@ -157,21 +196,48 @@ export class LlmCommandService {
         ? ((message as Record<string, unknown>).content as string)
         : '';
     // Re-read: another run for the same session may have finished meanwhile.
-    const current = this.histories.get(sessionId) ?? [];
+    const current = this.histories.get(session)?.messages ?? [];
+    this.forget(session); // re-inserted below: most recently used last
     const updated = this.bound([...current, { role: 'user', content: prompt }, { role: 'assistant', content }]);
-    this.histories.delete(sessionId); // re-insert: most recently used last
-    this.histories.set(sessionId, updated);
-    while (this.histories.size > MAX_SESSIONS) {
+    this.histories.set(session, updated);
+    this.totalBytes += updated.bytes;
+    // Then whole sessions, least recently used first (never this one: it fits the total alone).
+    while (this.histories.size > MAX_SESSIONS || this.totalBytes > this.maxTotalBytes) {
       const oldest = this.histories.keys().next().value;
-      if (oldest === undefined) break;
-      this.histories.delete(oldest);
+      if (oldest === undefined || oldest === session) break;
+      this.forget(oldest);
     }
-    return ok(`Model: ${model} (Context: ${updated.length} messages)\nYou: ${prompt}\n\nResponse:\n${content}`);
+    return ok(`Model: ${model} (Context: ${updated.messages.length} messages)\nYou: ${prompt}\n\nResponse:\n${content}`);
   }
 
-  private bound(messages: ChatMessage[]): ChatMessage[] {
-    return messages.length > this.historyLimit ? messages.slice(messages.length - this.historyLimit) : messages;
+  private forget(session: number): void {
+    this.totalBytes -= this.histories.get(session)?.bytes ?? 0;
+    this.histories.delete(session);
   }
+
+  /** The newest messages within the per-session message and byte limits (oldest dropped first). */
+  private bound(messages: ChatMessage[]): History {
+    const sizes = messages.map((m) => Buffer.byteLength(m.content));
+    let bytes = sizes.reduce((sum, n) => sum + n, 0);
+    let first = 0;
+    while (first < messages.length && (messages.length - first > this.historyLimit || bytes > this.maxSessionBytes)) {
+      bytes -= sizes[first]!;
+      first++;
+    }
+    return { messages: messages.slice(first), bytes };
+  }
+}
+
+/**
+ * The registry a model name pulls from, lower-cased: Ollama names are
+ * `[host/][namespace/]model[:tag]`, and a first path segment with a dot or a colon, or
+ * `localhost`, is a host (`hf.co/x/y`, `evil.example:8443/ns/m`); otherwise the default registry.
+ */
+export function registryOf(name: string): string {
+  const slash = name.indexOf('/');
+  if (slash === -1) return DEFAULT_REGISTRY;
+  const first = name.slice(0, slash).toLowerCase();
+  return first.includes('.') || first.includes(':') || first === 'localhost' ? first : DEFAULT_REGISTRY;
 }
 
 function ok(output: string): CommandResult {
@@ -193,6 +259,8 @@ function failure(result: Extract<OllamaResult<unknown>, { ok: false }>, url: str
       return fail(`${prefix}: HTTP ${result.status ?? 0}`);
     case 'invalid_json':
       return fail('Error: Ollama server returned invalid JSON');
+    case 'too_large':
+      return fail('Error: Ollama server returned an answer larger than this server reads');
   }
 }
 

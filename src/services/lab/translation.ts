@@ -192,13 +192,23 @@ export function renderPrompt(template: string, profile: Profile, oocMessage: str
 // ---------------------------------------------------------------------------------------------
 // Validator
 
-/** Python `str.strip()` whitespace (str.isspace characters). */
-const PY_SPACE = '\\s\\x1c-\\x1f\\x85';
-const LEADING_SPACE = new RegExp(`^[${PY_SPACE}]+`, 'u');
-const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`, 'u');
+/** One character of Python `str.strip()` whitespace (str.isspace; all of it is in the BMP). */
+const PY_SPACE = /[\s\x1c-\x1f\x85]/;
+
+/**
+ * Loops, not `/\s+$/`: an unanchored trailing-space regex rescans a long inner run of spaces
+ * from every start position, which is quadratic in the length of model output.
+ */
+function pyStripEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && PY_SPACE.test(text[end - 1]!)) end--;
+  return text.slice(0, end);
+}
 
 function pyStrip(text: string): string {
-  return text.replace(LEADING_SPACE, '').replace(TRAILING_SPACE, '');
+  let start = 0;
+  while (start < text.length && PY_SPACE.test(text[start]!)) start++;
+  return pyStripEnd(text.slice(start));
 }
 
 function stripChar(text: string, ch: string): string {
@@ -223,13 +233,15 @@ export function validateOutput(text: string, strict: boolean, maxChars: number):
   out = pyStrip(stripChar(stripChar(out, '"'), "'"));
   if (strict) {
     if (out.startsWith('*') && out.endsWith('*')) return null;
-    if (/\[[^]*\]/.test(out)) return null;
+    // A `[` with a `]` after it; indexOf, since /\[[^]*\]/ backtracks quadratically over many `[`.
+    const open = out.indexOf('[');
+    if (open !== -1 && out.indexOf(']', open + 1) !== -1) return null;
     if (out.startsWith('(') && out.endsWith(')')) return null;
   }
   const codePoints = [...out];
   if (codePoints.length > maxChars) {
     if (strict) return null;
-    out = codePoints.slice(0, Math.max(0, maxChars)).join('').replace(TRAILING_SPACE, '');
+    out = pyStripEnd(codePoints.slice(0, Math.max(0, maxChars)).join(''));
   }
   return out === '' ? null : out;
 }

@@ -99,7 +99,7 @@ export class ImportService {
 
   /** `worldOverride` imports the artifact into another world (the CLI's --world). */
   async importArtifact(artifact: Record<string, unknown>, activate: boolean, actor: string, worldOverride?: string): Promise<ImportResult> {
-    const calculated = artifactHash(artifact);
+    const calculated = await artifactHash(artifact);
     const provided = checkedHash(artifact, 'artifact_hash', calculated);
     const worldId = worldOverride ?? artifact.world_id;
     if (!nonBlank(worldId)) throw invalid('Artifact field world_id must be a non-empty string.');
@@ -110,7 +110,7 @@ export class ImportService {
     const variants = artifact.variants;
     if (!Array.isArray(variants)) throw invalid('Artifact field variants must be a list.');
     if (!variants.every(isObject)) throw invalid('Artifact field variants must contain only object entries.');
-    const computedVariantsHash = variantsHash(variants);
+    const computedVariantsHash = await variantsHash(variants);
     const providedVariantsHash = checkedHash(artifact, 'variants_hash', computedVariantsHash);
 
     const counts = { imported: 0, updated: 0, skipped: 0, errors: 0, activated: 0, activationSkipped: 0 };

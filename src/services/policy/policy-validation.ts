@@ -2,7 +2,18 @@
  * Validation of a policy variant (ref-policy-lab.md §2.3), shared by validate, upsert and
  * import. Returns every problem, in the reference's order and wording.
  */
+import { canonicalPieces, PyFloat } from './canonical-json.ts';
 import { LAYER1_TYPES, POLICY_STATUSES, parsePolicyId, pyRepr, type PolicyIdParts } from './policy-model.ts';
+
+/**
+ * Bounds of a variant's content. Publish writes it indented by two spaces per level, so deep
+ * nesting multiplies its size (a 9 KB chain of 1500 objects became a 4.6 MB artifact); 32 levels
+ * (the shipped policies use 8) and 256 KiB of canonical JSON keep a variant's part of an
+ * artifact within about 25 times its canonical size. Constants, not settings: content valid on one server must import on
+ * another.
+ */
+export const MAX_CONTENT_DEPTH = 32;
+export const MAX_CONTENT_BYTES = 256 * 1024;
 
 export interface VariantDraft {
   variant: string;
@@ -19,6 +30,36 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const nonBlank = (v: unknown): v is string => typeof v === 'string' && v.trim() !== '';
 
 const TEXT_TYPES = ['species_block', 'clothing_block', 'image_block', 'location', 'prompt'] as const;
+
+/** Levels of arrays and objects in `value` (the outermost is 1), counted no further than `limit + 1`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  // An explicit stack: content too deep for recursion must still be measured.
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, level] = stack.pop()!;
+    if (item === null || typeof item !== 'object' || item instanceof PyFloat) continue;
+    deepest = Math.max(deepest, level);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(item)) stack.push([child, level + 1]);
+  }
+  return deepest;
+}
+
+function checkContentBounds(content: Record<string, unknown>, errors: string[]): void {
+  if (nestingDepth(content, MAX_CONTENT_DEPTH) > MAX_CONTENT_DEPTH) {
+    errors.push(`content must not be nested more than ${MAX_CONTENT_DEPTH} levels deep`);
+    return;
+  }
+  let bytes = 0;
+  for (const piece of canonicalPieces(content, false)) {
+    bytes += Buffer.byteLength(piece);
+    if (bytes > MAX_CONTENT_BYTES) {
+      errors.push(`content must not be larger than ${MAX_CONTENT_BYTES} bytes as canonical JSON`);
+      return;
+    }
+  }
+}
 
 function checkSlotKinds(content: Record<string, unknown>, errors: string[]): void {
   const kinds = content.slot_kinds;
@@ -77,6 +118,7 @@ export async function validateVariant(id: PolicyIdParts, draft: VariantDraft, ex
   if (!(POLICY_STATUSES as readonly string[]).includes(draft.status)) errors.push(`status must be one of: ${POLICY_STATUSES.join(', ')}`);
 
   const { content } = draft;
+  checkContentBounds(content, errors);
   checkSlotKinds(content, errors);
   const type = id.policyType;
   if (type === 'species_block' && id.namespace !== 'image.blocks.species') {

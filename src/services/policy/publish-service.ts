@@ -2,13 +2,19 @@
  * Publish (ref-policy-lab.md §7): a deterministic manifest of a scope's effective variants,
  * recorded as a publish run, and an exchange artifact written under the exports root.
  * Timestamps of the run are not hashed, so publishing unchanged state gives equal hashes.
+ *
+ * An artifact holds every effective variant, so it can be tens of megabytes: it is hashed and
+ * written piece by piece with other requests served in between, never built as one string,
+ * and refused past `maxArtifactBytes`. Each publish then applies the retention: the newest
+ * `maxArtifactsPerScope` artifacts per scope folder, and the `maxClientProfilesPerWorld` most
+ * recently published client folders per world.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Failure, NotFound } from '../errors.ts';
-import { canonicalJsonIndented, payloadHash } from './canonical-json.ts';
+import { Failure, NotFound, Unprocessable, type DomainError } from '../errors.ts';
+import { canonicalPieces, payloadHash, payloadHashAsync } from './canonical-json.ts';
 import { policyError, scopeFrom, type Scope } from './policy-model.ts';
 import { toManifestItem, type PolicyService } from './policy-service.ts';
 
@@ -38,14 +44,14 @@ export function manifestHash(worldId: string, clientProfile: string, items: unkn
   return payloadHash({ world_id: worldId, client_profile: clientProfile || null, items_hash: itemsHash(items), item_count: items.length });
 }
 
-export function variantsHash(variants: unknown[]): string {
-  return payloadHash({ variants });
+export function variantsHash(variants: unknown[]): Promise<string> {
+  return payloadHashAsync({ variants });
 }
 
 /** The hash of an artifact: over every key it has except `artifact_hash` itself. */
-export function artifactHash(artifact: Record<string, unknown>): string {
+export function artifactHash(artifact: Record<string, unknown>): Promise<string> {
   const { artifact_hash: _ignored, ...rest } = artifact;
-  return payloadHash(rest);
+  return payloadHashAsync(rest);
 }
 
 /** `world`, or `client_<profile>` with unsafe characters folded to `_`. */
@@ -55,23 +61,77 @@ export function scopeSegment(clientProfile: string): string {
   return safe === '' ? 'client' : `client_${safe}`;
 }
 
-/** Writes a file so readers never see half of it: a temporary sibling, then a rename. */
-async function writeAtomically(file: string, text: string): Promise<void> {
+const ARTIFACT_FILE = /^publish_[0-9a-f]{64}\.json$/;
+const CLIENT_FOLDER = /^client(_|$)/;
+
+/** A staged file would have been larger than allowed. */
+class TooLarge extends Error {}
+
+/**
+ * Writes `value` as indented canonical JSON plus a newline, piece by piece, into a new
+ * temporary sibling of `file` and returns its path (renaming it over `file` then never shows a
+ * reader half a file). Throws TooLarge, leaving no file, past `maxBytes`.
+ */
+async function stage(file: string, value: unknown, maxBytes = Infinity): Promise<string> {
   await mkdir(path.dirname(file), { recursive: true });
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temp, text, 'utf8');
-  await rename(temp, file);
+  let bytes = 1; // the final newline
+  try {
+    const handle = await open(temp, 'w');
+    try {
+      for (const piece of canonicalPieces(value, true, 1024 * 1024)) {
+        bytes += Buffer.byteLength(piece);
+        if (bytes > maxBytes) throw new TooLarge();
+        await handle.write(piece);
+      }
+      await handle.write('\n');
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  return temp;
+}
+
+/** The path and the system error go to the log, not to the client. */
+function writeError(cause: unknown): DomainError {
+  return policyError(Failure, 'POLICY_PUBLISH_ARTIFACT_WRITE_ERROR', 'Failed to write the publish artifact.', cause);
+}
+
+/** `names` in `dir`, newest first by the modification time of the file `stamp` names (missing: oldest). */
+async function newestFirst(dir: string, names: string[], stamp: (name: string) => string): Promise<string[]> {
+  const dated = await Promise.all(
+    names.map(async (name) => ({ name, time: (await stat(path.join(dir, stamp(name))).catch(() => null))?.mtimeMs ?? 0 })),
+  );
+  return dated.sort((a, b) => b.time - a.time || compareText(a.name, b.name)).map((d) => d.name);
+}
+
+export interface PublishOptions {
+  exportsRoot: string;
+  maxArtifactBytes: number;
+  maxArtifactsPerScope: number;
+  maxClientProfilesPerWorld: number;
 }
 
 export class PublishService {
   private readonly repo: PolicyRepository;
   private readonly policies: PolicyService;
   private readonly exportsRoot: string;
+  private readonly maxArtifactBytes: number;
+  private readonly maxArtifactsPerScope: number;
+  private readonly maxClientProfilesPerWorld: number;
+  /** Files are written one publish at a time, so retention never removes one being written. */
+  private writes: Promise<unknown> = Promise.resolve();
 
-  constructor(repo: PolicyRepository, policies: PolicyService, exportsRoot: string) {
+  constructor(repo: PolicyRepository, policies: PolicyService, options: PublishOptions) {
     this.repo = repo;
     this.policies = policies;
-    this.exportsRoot = path.resolve(exportsRoot);
+    this.exportsRoot = path.resolve(options.exportsRoot);
+    this.maxArtifactBytes = options.maxArtifactBytes;
+    this.maxArtifactsPerScope = options.maxArtifactsPerScope;
+    this.maxClientProfilesPerWorld = options.maxClientProfilesPerWorld;
   }
 
   async publish(worldId: string, clientProfile: string | null | undefined, actor: string): Promise<Schemas['PublishResponse']> {
@@ -93,10 +153,10 @@ export class PublishService {
       manifest_hash: manifestHash(scope.worldId, scope.clientProfile, items),
       items,
     };
-    // The run is recorded before the files are written, as the reference does.
-    const runId = await this.repo.insertPublishRun({ worldId: scope.worldId, clientProfile: scope.clientProfile, actor, manifest, createdAt: generatedAt });
-    const artifact = await this.writeArtifact(scope, manifest);
-    return { publish_run_id: runId, manifest, artifact };
+    const artifact = await this.buildArtifact(scope, manifest, variants);
+    const done = this.writes.then(() => this.record(scope, manifest, artifact, actor));
+    this.writes = done.catch(() => undefined);
+    return done;
   }
 
   async getRun(runId: number): Promise<Schemas['PublishRun']> {
@@ -124,9 +184,12 @@ export class PublishService {
     };
   }
 
-  /** The exchange file: the manifest plus every variant row it names, and their hashes. */
-  async buildArtifact(scope: Scope, manifest: Manifest): Promise<Record<string, unknown>> {
-    const rows = await this.repo.findVariants(manifest.items.map((i) => ({ policyId: i.policy_id, variant: i.variant })));
+  /**
+   * The exchange file: the manifest plus every variant row it names (`rows`, when the caller
+   * has read them already), and their hashes.
+   */
+  async buildArtifact(scope: Scope, manifest: Manifest, rows?: VariantRecord[]): Promise<Record<string, unknown>> {
+    rows ??= await this.repo.findVariants(manifest.items.map((i) => ({ policyId: i.policy_id, variant: i.variant })));
     const byKey = new Map(rows.map((r) => [`${r.policyId}\u0000${r.variant}`, r]));
     const variants = manifest.items
       .map((item): ArtifactVariant => {
@@ -165,9 +228,9 @@ export class PublishService {
       item_count: manifest.item_count,
       items: manifest.items,
       variants,
-      variants_hash: variantsHash(variants),
+      variants_hash: await variantsHash(variants),
     };
-    artifact.artifact_hash = artifactHash(artifact);
+    artifact.artifact_hash = await artifactHash(artifact);
     return artifact;
   }
 
@@ -175,9 +238,10 @@ export class PublishService {
     return { ...toManifestItem(v), content: v.content, updated_by: v.updatedBy };
   }
 
+  /** Paths relative to the exports root (`/`-separated): the server's own layout is not shown. */
   private paths(scope: Scope, manifest: Manifest): { dir: string; artifactPath: string; latestPath: string } {
-    const dir = path.join(this.exportsRoot, 'worlds', scope.worldId, scopeSegment(scope.clientProfile));
-    return { dir, artifactPath: path.join(dir, `publish_${manifest.manifest_hash}.json`), latestPath: path.join(dir, 'latest.json') };
+    const dir = path.posix.join('worlds', scope.worldId, scopeSegment(scope.clientProfile));
+    return { dir, artifactPath: path.posix.join(dir, `publish_${manifest.manifest_hash}.json`), latestPath: path.posix.join(dir, 'latest.json') };
   }
 
   private artifactInfo(scope: Scope, manifest: Manifest, artifact: Record<string, unknown>): ArtifactInfo {
@@ -185,9 +249,35 @@ export class PublishService {
     return { artifact_hash: String(artifact.artifact_hash), artifact_path: artifactPath, latest_path: latestPath };
   }
 
-  private async writeArtifact(scope: Scope, manifest: Manifest): Promise<ArtifactInfo> {
-    const artifact = await this.buildArtifact(scope, manifest);
-    const { artifactPath, latestPath } = this.paths(scope, manifest);
+  private absolute(relative: string): string {
+    return path.join(this.exportsRoot, relative);
+  }
+
+  /**
+   * Stages the artifact file within the size limit (nothing is recorded for one over it), then
+   * records the run before the files appear, as the reference does, moves them into place and
+   * applies the retention.
+   */
+  private async record(scope: Scope, manifest: Manifest, artifact: Record<string, unknown>, actor: string): Promise<Schemas['PublishResponse']> {
+    const { dir, artifactPath, latestPath } = this.paths(scope, manifest);
+    let staged: string;
+    try {
+      staged = await stage(this.absolute(artifactPath), artifact, this.maxArtifactBytes);
+    } catch (err) {
+      if (!(err instanceof TooLarge)) throw writeError(err);
+      throw policyError(
+        Unprocessable,
+        'POLICY_PUBLISH_ARTIFACT_TOO_LARGE',
+        `The publish artifact would be larger than this server's limit of ${this.maxArtifactBytes} bytes.`,
+      );
+    }
+    let runId: number;
+    try {
+      runId = await this.repo.insertPublishRun({ worldId: scope.worldId, clientProfile: scope.clientProfile, actor, manifest, createdAt: manifest.generated_at });
+    } catch (err) {
+      await rm(staged, { force: true });
+      throw err;
+    }
     const latest = {
       policy_authority: 'mud_server',
       mirror_mode: 'non_authoritative',
@@ -199,16 +289,35 @@ export class PublishService {
       variants_hash: artifact.variants_hash,
       item_count: manifest.item_count,
       artifact_hash: artifact.artifact_hash,
-      artifact_file: path.basename(artifactPath),
-      artifact_path: path.relative(this.exportsRoot, artifactPath),
+      artifact_file: path.posix.basename(artifactPath),
+      artifact_path: artifactPath,
     };
     try {
-      await writeAtomically(artifactPath, `${canonicalJsonIndented(artifact)}\n`);
-      await writeAtomically(latestPath, `${canonicalJsonIndented(latest)}\n`);
+      await rename(staged, this.absolute(artifactPath));
+      await rename(await stage(this.absolute(latestPath), latest), this.absolute(latestPath));
+      await this.pruneArtifacts(this.absolute(dir), path.posix.basename(artifactPath));
+      await this.pruneClientFolders(path.dirname(this.absolute(dir)), path.posix.basename(dir));
     } catch (err) {
-      // The path and the system error go to the log, not to the client.
-      throw policyError(Failure, 'POLICY_PUBLISH_ARTIFACT_WRITE_ERROR', 'Failed to write the publish artifact.', err);
+      await rm(staged, { force: true });
+      throw writeError(err);
     }
-    return this.artifactInfo(scope, manifest, artifact);
+    return { publish_run_id: runId, manifest, artifact: this.artifactInfo(scope, manifest, artifact) };
+  }
+
+  /** Keeps the newest artifacts of a scope folder, `written` (the one latest.json names) always. */
+  private async pruneArtifacts(dir: string, written: string): Promise<void> {
+    const others = (await readdir(dir)).filter((name) => ARTIFACT_FILE.test(name) && name !== written);
+    const ordered = await newestFirst(dir, others, (name) => name);
+    for (const name of ordered.slice(this.maxArtifactsPerScope - 1)) await rm(path.join(dir, name), { force: true });
+  }
+
+  /** Keeps the client-profile folders published most recently (by their latest.json), `current` always. */
+  private async pruneClientFolders(worldDir: string, current: string): Promise<void> {
+    const entries = await readdir(worldDir, { withFileTypes: true });
+    const clients = entries.filter((e) => e.isDirectory() && CLIENT_FOLDER.test(e.name)).map((e) => e.name);
+    const others = clients.filter((name) => name !== current);
+    const room = this.maxClientProfilesPerWorld - (clients.length - others.length);
+    const ordered = await newestFirst(worldDir, others, (name) => path.join(name, 'latest.json'));
+    for (const name of ordered.slice(Math.max(0, room))) await rm(path.join(worldDir, name), { recursive: true, force: true });
   }
 }

@@ -1,0 +1,22 @@
+/** World packages for tests that need other policies than the shipped worlds have. */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** Copies the shipped worlds into a temp folder, edits world.json files, adds copies of worlds. */
+export function worldsCopy(
+  edits: Record<string, (world: Record<string, any>) => void>,
+  copies: Record<string, { from: string; edit: (world: Record<string, any>) => void }> = {},
+): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mud-worlds-'));
+  cpSync(path.resolve('worlds'), dir, { recursive: true });
+  for (const [id, { from }] of Object.entries(copies)) cpSync(path.join(dir, from), path.join(dir, id), { recursive: true });
+  const all = { ...edits, ...Object.fromEntries(Object.entries(copies).map(([id, c]) => [id, c.edit])) };
+  for (const [id, edit] of Object.entries(all)) {
+    const file = path.join(dir, id, 'world.json');
+    const world = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+    edit(world);
+    writeFileSync(file, JSON.stringify(world, null, 2));
+  }
+  return dir;
+}
