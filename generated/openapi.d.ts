@@ -822,9 +822,53 @@ export interface paths {
         };
         /**
          * Recent chat of the character's current room
-         * @description The last 20 messages of the room, oldest first; whispers only for their sender and recipient.
+         * @description The last 20 messages of the room, oldest first; whispers only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
          */
         get: operations["getRoomChat"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live events of the session's character (server-sent events)
+         * @description A `text/event-stream` that stays open: what the session's character sees happen, as it
+         *     happens, on whichever server instance it happened. Each event has an `id`, an `event`
+         *     name and a JSON `data` object, whose schema the name gives (`x-events` refers to
+         *     `StreamEvent`, which lists them all):
+         *
+         *     | event | data | when |
+         *     |---|---|---|
+         *     | `chat` | `ChatEvent` | a say, yell or whisper the character would see in `GET /chat/{session_id}` |
+         *     | `arrive` | `ArriveEvent` | another character enters the room (walking, recall, login) |
+         *     | `leave` | `LeaveEvent` | another character leaves the room (walking, recall, logout) |
+         *     | `item` | `ItemEvent` | another character takes or drops an item in the room |
+         *     | `presence` | `PresenceEvent` | a character of the world comes online or goes offline |
+         *     | `room` | `RoomEvent` | the character itself moved: the new room and its `look` text |
+         *     | `end` | `EndEvent` | the server ends the stream (then closes the connection) |
+         *
+         *     The `id` of a chat event is the chat message id; other events carry
+         *     `<last chat message id>-<n>`. A client that reconnects with `Last-Event-ID` set to the last
+         *     id it received first gets the chat messages of its current room it missed (same
+         *     visibility, oldest first, at most the 20 newest), then live events. Delivery: chat is
+         *     gap-free across reconnects through `Last-Event-ID`; every other event is live only, at
+         *     most once, and never replayed. Idle streams get a comment line (`: heartbeat`) every
+         *     `[events] heartbeat_seconds`. A session may hold `[events] streams_per_session` streams
+         *     (a new one ends the oldest with reason `replaced`); a client that does not read fast
+         *     enough is ended with reason `lagging`. Logout, kick, ban, account deletion, password
+         *     change and session expiry end the session's streams within 2 seconds.
+         */
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1521,6 +1565,56 @@ export interface components {
             /** @description The messages formatted as text, one `<sender>: <text>` line each. */
             chat: string;
             messages: components["schemas"]["ChatMessage"][];
+        };
+        /** @description The `data` of an event of `GET /events/{session_id}`; the event's name says which schema (see that operation). */
+        StreamEvent: components["schemas"]["ChatEvent"] | components["schemas"]["ArriveEvent"] | components["schemas"]["LeaveEvent"] | components["schemas"]["ItemEvent"] | components["schemas"]["PresenceEvent"] | components["schemas"]["RoomEvent"] | components["schemas"]["EndEvent"];
+        /** @description `chat`: one message, as in `messages[]` of `GET /chat/{session_id}`. */
+        ChatEvent: components["schemas"]["ChatMessage"];
+        /**
+         * @description How the character moved: `walk` (through an exit), `recall`, `login` (a session was bound to it), `logout`.
+         * @enum {string}
+         */
+        MoveCause: "walk" | "recall" | "login" | "logout";
+        /** @description `arrive`: another character entered the room. */
+        ArriveEvent: {
+            character: string;
+            room_id: string;
+            /** @description The direction it walked in (null unless `cause` is `walk`). */
+            direction: string | null;
+            cause: components["schemas"]["MoveCause"];
+        };
+        /** @description `leave`: another character left the room. */
+        LeaveEvent: {
+            character: string;
+            room_id: string;
+            /** @description The direction it walked in (null unless `cause` is `walk`). */
+            direction: string | null;
+            cause: components["schemas"]["MoveCause"];
+        };
+        /** @description `item`: another character took an item from the room or dropped one in it. */
+        ItemEvent: {
+            character: string;
+            /** @description The item's name. */
+            item: string;
+            /** @enum {string} */
+            action: "take" | "drop";
+            room_id: string;
+        };
+        /** @description `presence`: a character of the world came online (a session was bound to it) or went offline (logout). */
+        PresenceEvent: {
+            character: string;
+            online: boolean;
+        };
+        /** @description `room`: the character itself moved. */
+        RoomEvent: {
+            room_id: string;
+            /** @description What `look` shows in the new room. */
+            look: string;
+        };
+        /** @description `end`: the server ends the stream and closes the connection. */
+        EndEvent: {
+            /** @enum {string} */
+            reason: "logout" | "kick" | "expiry" | "ban" | "password_change" | "deleted" | "shutdown" | "replaced" | "lagging";
         };
         ChatMessage: {
             id: number;
@@ -4241,7 +4335,13 @@ export interface operations {
     };
     getRoomChat: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A chat message id; only newer messages are returned (0 returns all).
+                 * @example 0
+                 */
+                after?: number;
+            };
             header?: never;
             path: {
                 /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
@@ -4278,6 +4378,58 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received; the chat messages missed since are sent first. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
+                session_id: components["parameters"]["SessionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it ends only when the server ends it (`end` event) or the client hangs up. */
+            200: {
+                headers: {
+                    /** @description Always `no-cache`. */
+                    "Cache-Control"?: string;
+                    /** @description Always `no`, so reverse proxies pass events on at once. */
+                    "X-Accel-Buffering"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 12
+                     *     event: chat
+                     *     data: {"id":12,"sender":"Mara Vell","text":"hello","channel":"say","recipient":null,"created_at":"2026-11-21 20:21:00"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["NoCharacter"];
+            /** @description This server instance holds `[events] streams_per_instance` streams already, or is shutting down. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many open event streams on this server; try again later."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     labListWorlds: {

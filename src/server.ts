@@ -94,6 +94,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
     const admin = await bootstrapSuperuser(services.users, services.hasher, clock, env);
     if (admin) logger.info('Created the bootstrap superuser', { username: admin });
     maintenance = await startMaintenance(services.maintenanceTasks, logger);
+    await services.streams.start();
     const app = createApp({
       config,
       logger,
@@ -106,6 +107,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
     await listen(httpServer, config.server.port, config.server.host);
   } catch (err) {
     maintenance?.stop();
+    await services.streams.stop();
     await services.close();
     await db.destroy();
     throw err;
@@ -128,6 +130,8 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       logger.info('Shutting down: refusing new connections, finishing in-flight requests');
       const deadline = Date.now() + config.server.shutdownTimeoutSeconds * 1000;
       maintenance?.stop();
+      // Streams never end by themselves: end them (reason shutdown) so they do not hold the close.
+      await services.streams.stop();
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           logger.warn('Shutdown timeout reached; closing remaining connections');

@@ -101,6 +101,10 @@ export const SETTINGS: readonly Setting[] = [
   s('chat', 'retention_days', { type: 'int', min: 1, max: 3650 }, '7', 'Chat messages older than this are deleted.'),
   s('chat', 'max_messages_per_room', { type: 'int', min: 20, max: 1000000 }, '500', 'Newest chat messages kept per room; older ones are deleted.'),
   s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
+  s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
+  s('events', 'streams_per_session', { type: 'int', min: 1, max: 100 }, '2', 'Open event streams per session; a new one ends the oldest (reason replaced).'),
+  s('events', 'streams_per_instance', { type: 'int', min: 1, max: 1000000 }, '5000', 'Open event streams per server instance; past it GET /events answers 503.'),
+  s('events', 'queue_limit', { type: 'int', min: 16, max: 100000 }, '256', 'Events waiting for a stream whose client does not keep up; past it the stream ends (reason lagging).'),
 ];
 
 /** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
@@ -153,6 +157,7 @@ export interface Config {
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
+  events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; queueLimit: number };
   llm: {
     allowedServerUrls: string[];
     requestTimeoutSeconds: number;

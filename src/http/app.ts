@@ -46,7 +46,10 @@ export function createApp({ config, logger, contract, version, services, request
   app.set('trust proxy', config.server.trustProxy);
 
   // First, so every request is counted and timed (GET /metrics; off → no registry at all).
-  const metrics = config.metrics.mode === 'off' ? null : createMetrics(() => services.entityStateCounters());
+  const metrics = config.metrics.mode === 'off' ? null : createMetrics(
+    () => services.entityStateCounters(),
+    () => services.streams.stats(),
+  );
   if (metrics) app.use(metrics.middleware);
   app.use(requestContextMiddleware(logger));
   app.use(
@@ -72,7 +75,7 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(accountsRouter(services.accounts, services.sessions, limits));
   app.use(labRouter(services.sessions, services.lab, services.llm));
   app.use(pipelineRouter(services.sessions, services.conditionAxis));
-  app.use(gameRouter(services.sessions, services.characterRepository, services.game, limits));
+  app.use(gameRouter(services.sessions, services.characterRepository, services.game, services.streams, limits));
   app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
   app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));

@@ -1,11 +1,12 @@
 /**
  * Prometheus metrics (GET /metrics, prom-client): HTTP request counts and latencies per
- * route template, the condition-axis upstream counters read at scrape time, and the
- * process metrics. Each app owns its registry (tests start many apps in one process), and
+ * route template, the condition-axis upstream counters and the event streams' counters read
+ * at scrape time, and the process metrics. Each app owns its registry (tests start many apps in one process), and
  * `[metrics] mode` decides who may read it: nobody (404), anyone, or admin sessions.
  */
 import { Router, type Request, type RequestHandler } from 'express';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StreamCounters } from '../services/game/event-streams.ts';
 import type { EntityStateCounters } from '../integrations/entity-state.ts';
 import type { SessionService } from '../services/accounts/session-service.ts';
 import { rank } from '../services/accounts/roles.ts';
@@ -51,7 +52,7 @@ export function routeLabel(req: Request): string {
   return 'unmatched';
 }
 
-export function createMetrics(upstreamCounters: () => EntityStateCounters | null): Metrics {
+export function createMetrics(upstreamCounters: () => EntityStateCounters | null, streamCounters: () => StreamCounters): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -82,6 +83,36 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
       },
     });
   }
+
+  // GET /events: the streams own their running totals, as the upstream client does.
+  new Gauge({
+    name: 'mud_event_streams_open',
+    help: 'Event streams (GET /events) open on this instance.',
+    registers: [registry],
+    collect() {
+      this.set(streamCounters().open);
+    },
+  });
+  new Counter({
+    name: 'mud_event_stream_events_sent_total',
+    help: 'Events sent on event streams (heartbeats not counted).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const sent = streamCounters().eventsSent;
+      if (sent > 0) this.inc(sent);
+    },
+  });
+  new Counter({
+    name: 'mud_event_streams_ended_total',
+    help: 'Event streams the server ended, by reason (not those the client closed).',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(streamCounters().endedByReason)) if (count > 0) this.inc({ reason }, count);
+    },
+  });
 
   const middleware: RequestHandler = (req, res, next) => {
     const stopTimer = duration.startTimer();

@@ -41,6 +41,8 @@ import { PublishService } from './policy/publish-service.ts';
 import { ImportService } from './policy/import-service.ts';
 import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
+import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-bus.ts';
+import { EventStreams } from './game/event-streams.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -60,6 +62,7 @@ export interface Services {
   characterRepository: CharacterRepository;
   entry: EntryService;
   game: GameService;
+  streams: EventStreams;
   lab: LabService;
   llm: LlmCommandService;
   ledger: LedgerService;
@@ -107,7 +110,15 @@ function entityGenerator(client: HttpEntityStateClient | null): EntityGenerator 
   };
 }
 
+/** In-process on SQLite (one instance); LISTEN/NOTIFY on PostgreSQL, per schema. */
+function eventBus(db: Db, config: Config, logger: Logger): EventBus {
+  if (!config.database.url) return new InProcessEventBus();
+  const searchPath = (db.client.config as { searchPath?: string[] }).searchPath;
+  return new PostgresEventBus(db, config.database.url, searchPath?.[0], logger);
+}
+
 export function buildServices(db: Db, config: Config, clock: Clock, worlds: WorldCatalog, version: string, logger: Logger): Services {
+  const events = eventBus(db, config, logger);
   const users = new UserRepository(db);
   const sessionRepository = new SessionRepository(db);
   const characters = new CharacterRepository(db);
@@ -118,7 +129,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
   const policies = new PolicyService(policyRepository, worldRepository, clock);
-  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config });
+  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config, events });
   const axisState = new AxisStateRepository(db);
   const characterState = new CharacterStateService(db, axisState, characters, clock);
   const entityClient = entityStateClient(config.integrations, logger);
@@ -135,29 +146,32 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     names: nameGenerator(config.integrations, logger),
     entities: entityGenerator(entityClient),
     clock,
+    events,
     defaultWorldId: config.worlds.defaultWorldId,
     playerSelfCreateEnabled: config.characterCreation.playerSelfCreateEnabled,
   });
   const ollama = new OllamaClient(logger);
   const gameRepository = new GameRepository(db);
   const ledger = new LedgerService(new LedgerRepository(db), clock);
+  const game = new GameService(gameRepository, worlds, clock, events, {
+    db,
+    policies,
+    axisState,
+    characters,
+    state: characterState,
+    ledger,
+    translator: new Translator(ollama),
+    translation: config.translation,
+    logger,
+  });
   return {
     lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
     llm: new LlmCommandService(ollama, config.llm),
     ledger,
     characters: characterService,
     characterRepository: characters,
-    game: new GameService(gameRepository, worlds, clock, {
-      db,
-      policies,
-      axisState,
-      characters,
-      state: characterState,
-      ledger,
-      translator: new Translator(ollama),
-      translation: config.translation,
-      logger,
-    }),
+    game,
+    streams: new EventStreams({ bus: events, game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
     entry: new EntryService({
       db,
       users,
@@ -168,6 +182,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       worldAccess,
       hasher,
       clock,
+      events,
       defaultWorldId: config.worlds.defaultWorldId,
       allowMultiWorldCharacters: config.worlds.allowMultiWorldCharacters,
     }),
@@ -182,7 +197,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     health: new HealthService(sessionRepository, clock, version),
     sessions,
     accounts,
-    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock }),
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, events }),
     inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
     conditionAxis: new ConditionAxisService({
       worlds,

@@ -69,9 +69,10 @@ const FLOW: ReadonlyArray<[string, Actor?]> = [
   ['adminStopServer'],
 ];
 
-/** Operations a fresh install answers with something else on purpose. */
+/** Operations the flow leaves out, and why. */
 const NOT_ON_A_FRESH_INSTALL: Readonly<Record<string, string>> = {
   getMetrics: '/metrics is off until [metrics] mode is set (404 by default)',
+  streamEvents: 'an event stream never ends by itself (test/integration/events.test.ts covers it)',
 };
 
 describe('contract examples on a fresh install', function () {

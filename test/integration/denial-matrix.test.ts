@@ -14,6 +14,7 @@ import { createUser, sessionFor } from '../helpers/accounts.ts';
 import { closedPortUrl } from '../helpers/fake-upstream.ts';
 import { contractOperations, effectiveSecurity, exampleRequest, takesSessionInPath, type ContractEntry } from '../helpers/contract.ts';
 import { rank, ROLES, type Role } from '../../src/services/accounts/roles.ts';
+import { openStream } from '../helpers/sse.ts';
 
 /**
  * The least role each protected operation admits (ref-api.md §2, roles.ts, routes/*.ts);
@@ -72,6 +73,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   runCommand: 'player',
   getStatus: 'player',
   getRoomChat: 'player',
+  streamEvents: 'player',
   // Pipeline: any valid session.
   generateConditionAxes: 'player',
 };
@@ -112,6 +114,8 @@ const EXAMPLE_TARGET = 'mira';
 
 const ops = contractOperations();
 const isProtected = (entry: ContractEntry): boolean => effectiveSecurity(entry.op).length > 0;
+/** An event stream never ends by itself: its allowed check reads the status, then hangs up. */
+const isStream = (entry: ContractEntry): boolean => entry.op.responses['200']?.content?.['text/event-stream'] !== undefined;
 const stopsTheServer = (operationId: string): boolean => operationId === 'adminStopServer';
 /** The matrix's operations in contract order; the server stop's denials come last. */
 const MATRIX = [...ops.entries()]
@@ -236,6 +240,12 @@ describe('denial matrix: every protected operation × every role', () => {
         }
         const session = FRESH_ACCOUNT[operationId] !== undefined ? await freshSession(role) : sessions[role];
         const { method, url, body, headers } = exampleRequest(entry, session);
+        if (isStream(entry)) {
+          const stream = await openStream(server.url + url, headers);
+          stream.close();
+          expect(stream.status, `${method} ${url}`).to.not.be.oneOf([401, 403]);
+          return;
+        }
         const res = await server.request(method, url, body, headers);
         expect(res.status, `${method} ${url}: ${res.text}`).to.not.be.oneOf([401, 403]);
       });

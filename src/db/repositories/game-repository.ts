@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { lockKey, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { isUniqueViolation } from '../errors.ts';
+import { insertedId } from '../inserted-id.ts';
 
 export interface ItemInstance {
   id: number;
@@ -25,6 +26,10 @@ export interface NewChatMessage {
 
 export interface ChatRow {
   id: number;
+  roomId: string;
+  /** Null once the sender's character is deleted. */
+  senderId: number | null;
+  recipientId: number | null;
   sender: string;
   text: string;
   channel: 'say' | 'yell' | 'whisper';
@@ -104,8 +109,9 @@ export class GameRepository {
     return row && { id: Number(row.id), name: String(row.name), roomId: (row.room_id as string | null) ?? null };
   }
 
-  async insertMessages(messages: readonly NewChatMessage[]): Promise<void> {
-    await this.db('chat_messages').insert(
+  /** Returns the new messages' ids. */
+  async insertMessages(messages: readonly NewChatMessage[]): Promise<number[]> {
+    const rows = await this.db('chat_messages').insert(
       messages.map((m) => ({
         world_id: m.worldId,
         room_id: m.roomId,
@@ -116,7 +122,9 @@ export class GameRepository {
         message: m.message,
         created_at: m.createdAt,
       })),
+      'id',
     );
+    return rows.map((row) => insertedId(row));
   }
 
   /**
@@ -134,23 +142,51 @@ export class GameRepository {
     });
   }
 
-  /** The room's latest messages the character may read (public, or whispers to or from it), oldest first. */
-  async recentMessages(worldId: string, roomId: string, characterId: number, limit: number): Promise<ChatRow[]> {
-    const rows = await this.db('chat_messages as m')
+  /** Chat rows with their sender's and recipient's current names. */
+  private chatQuery(): Knex.QueryBuilder {
+    return this.db('chat_messages as m')
       .leftJoin('characters as sender', 'sender.id', 'm.character_id')
       .leftJoin('characters as recipient', 'recipient.id', 'm.recipient_character_id')
+      .select('m.id', 'm.room_id', 'm.character_id', 'm.recipient_character_id', 'm.sender_name', { sender_now: 'sender.name' }, 'm.message', 'm.channel', { recipient: 'recipient.name' }, 'm.created_at');
+  }
+
+  /**
+   * The room's latest messages the character may read (public, or whispers to or from it),
+   * oldest first; with `afterId`, only those newer than that message.
+   */
+  async recentMessages(worldId: string, roomId: string, characterId: number, limit: number, afterId = 0): Promise<ChatRow[]> {
+    const rows = await this.chatQuery()
       .where({ 'm.world_id': worldId, 'm.room_id': roomId })
+      .andWhere('m.id', '>', afterId)
       .andWhere((w) => w.whereNull('m.recipient_character_id').orWhere('m.recipient_character_id', characterId).orWhere('m.character_id', characterId))
       .orderBy('m.id', 'desc')
-      .limit(limit)
-      .select('m.id', 'm.sender_name', { sender_now: 'sender.name' }, 'm.message', 'm.channel', { recipient: 'recipient.name' }, 'm.created_at');
-    return rows.reverse().map((r) => ({
-      id: Number(r.id),
-      sender: String(r.sender_now ?? r.sender_name),
-      text: String(r.message),
-      channel: r.channel,
-      recipient: (r.recipient as string | null) ?? null,
-      createdAt: String(r.created_at),
-    }));
+      .limit(limit);
+    return rows.reverse().map(chatRow);
   }
+
+  /** Messages by id, in id order (for the event streams, which filter them per character). */
+  async messagesByIds(ids: readonly number[]): Promise<ChatRow[]> {
+    if (ids.length === 0) return [];
+    return (await this.chatQuery().whereIn('m.id', ids).orderBy('m.id')).map(chatRow);
+  }
+
+  /** The newest message id (0 when there is none): where a new event stream's chat starts. */
+  async lastMessageId(): Promise<number> {
+    const row = await this.db('chat_messages').max({ id: 'id' }).first();
+    return Number(row?.id ?? 0);
+  }
+}
+
+function chatRow(r: Record<string, unknown>): ChatRow {
+  return {
+    id: Number(r.id),
+    roomId: String(r.room_id),
+    senderId: r.character_id === null ? null : Number(r.character_id),
+    recipientId: r.recipient_character_id === null ? null : Number(r.recipient_character_id),
+    sender: String(r.sender_now ?? r.sender_name),
+    text: String(r.message),
+    channel: r.channel as ChatRow['channel'],
+    recipient: (r.recipient as string | null) ?? null,
+    createdAt: String(r.created_at),
+  };
 }

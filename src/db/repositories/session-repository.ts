@@ -125,11 +125,37 @@ export class SessionRepository {
     return trx('sessions').where({ id }).delete();
   }
 
-  /** Ends every session of the account, or every one but `exceptId`. */
-  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<number> {
-    const query = trx('sessions').where({ user_id: userId });
-    if (exceptId !== undefined) query.whereNot({ id: exceptId });
-    return query.delete();
+  /** Ends every session of the account, or every one but `exceptId`; returns the ended sessions' ids. */
+  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<number[]> {
+    const ids = (await this.idsForUser(userId, trx)).filter((id) => id !== exceptId);
+    if (ids.length > 0) await trx('sessions').whereIn('id', ids).delete();
+    return ids;
+  }
+
+  /** The ids of the account's sessions (before the account is deleted, which cascades to them). */
+  async idsForUser(userId: number, trx: Knex = this.db): Promise<number[]> {
+    return (await trx('sessions').where({ user_id: userId }).pluck('id')).map(Number);
+  }
+
+  /** Whether an unexpired session is bound to the character. */
+  async characterBound(characterId: number, now: string): Promise<boolean> {
+    const row = await this.db('sessions')
+      .where({ character_id: characterId })
+      .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
+      .first('id');
+    return row !== undefined;
+  }
+
+  /** Which of these sessions still authenticate at `now`: present, unexpired, their account active and not an expired temporary one. */
+  async liveIds(ids: readonly number[], now: string): Promise<number[]> {
+    const rows = await this.db('sessions as s')
+      .join('users as u', 'u.id', 's.user_id')
+      .whereIn('s.id', ids)
+      .andWhere('u.is_active', true)
+      .andWhere((q) => q.whereNull('s.expires_at').orWhere('s.expires_at', '>', now))
+      .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now))
+      .pluck('s.id');
+    return rows.map(Number);
   }
 
   async deleteExpired(now: Date): Promise<number> {

@@ -2,6 +2,8 @@ import { Router, type RequestHandler, type Response } from 'express';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import type { GameService, Player } from '../../services/game/game-service.ts';
+import { resumePoint, type EventStreams, type StreamSink } from '../../services/game/event-streams.ts';
+import { queryInt } from '../query.ts';
 import { HttpError } from '../errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
 import type { RateLimits } from '../middleware/rate-limit.ts';
@@ -21,7 +23,10 @@ function requireCharacter(characters: CharacterRepository): RequestHandler {
 
 const playerOf = (res: Response): Player => res.locals.player as Player;
 
-export function gameRouter(sessions: SessionService, characters: CharacterRepository, game: GameService, limits: RateLimits): Router {
+/** Sent with the first frame; proxies must neither cache nor buffer the stream (nginx reads X-Accel-Buffering). */
+const STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
+
+export function gameRouter(sessions: SessionService, characters: CharacterRepository, game: GameService, streams: EventStreams, limits: RateLimits): Router {
   const router = Router();
   const bound = requireCharacter(characters);
   router.post('/command', authenticate(sessions, 'body'), limits.commandBySession, bound, async (req, res) => {
@@ -30,8 +35,22 @@ export function gameRouter(sessions: SessionService, characters: CharacterReposi
   router.get('/status/:session_id', authenticate(sessions, 'params'), bound, async (_req, res) => {
     res.json(await game.status(playerOf(res)));
   });
-  router.get('/chat/:session_id', authenticate(sessions, 'params'), bound, async (_req, res) => {
-    res.json(await game.chat(playerOf(res)));
+  router.get('/chat/:session_id', authenticate(sessions, 'params'), bound, async (req, res) => {
+    res.json(await game.chat(playerOf(res), queryInt(req.query.after, 0)));
+  });
+  // Frames are written straight to the socket: the response validator only sees res.json
+  // bodies, and nothing in the app compresses, so no event is held back.
+  router.get('/events/:session_id', authenticate(sessions, 'params'), bound, async (req, res) => {
+    const sink: StreamSink = {
+      write: (frame) => {
+        if (!res.headersSent) res.writeHead(200, STREAM_HEADERS);
+        return res.write(frame);
+      },
+      onDrain: (listener) => res.on('drain', listener),
+      close: (abort) => (abort ? res.destroy() : res.end()),
+    };
+    res.once('close', () => streams.closed(sink));
+    await streams.open(sessionOf(res).id, playerOf(res), resumePoint(req.get('last-event-id')), sink);
   });
   return router;
 }

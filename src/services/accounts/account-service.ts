@@ -18,6 +18,8 @@ import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
 import { FailedAttempts } from './failed-attempts.ts';
 import { reservedWordIn } from './reserved-names.ts';
+import type { EventBus } from '../../db/event-bus.ts';
+import { announcePresence } from '../game/game-service.ts';
 
 type LoginResponse = components['schemas']['LoginResult'];
 type SuccessMessage = components['schemas']['SuccessMessage'];
@@ -77,6 +79,7 @@ export interface AccountDeps {
   hasher: PasswordHasher;
   clock: Clock;
   config: Config;
+  events: EventBus;
 }
 
 export class AccountService {
@@ -137,8 +140,10 @@ export class AccountService {
   }
 
   /** Opens a session for the account (closing its others when only one is allowed). */
-  async openSession(user: UserRecord, clientType: string, trx: Knex): Promise<OpenedSession> {
-    if (!this.d.config.session.allowMultipleSessions) await this.d.sessions.deleteForUser(user.id, trx);
+  async openSession(user: UserRecord, clientType: string, trx: Knex.Transaction): Promise<OpenedSession> {
+    if (!this.d.config.session.allowMultipleSessions) {
+      await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(user.id, trx), reason: 'replaced' }, trx);
+    }
     await this.d.users.update(user.id, { lastLogin: toDbTime(this.d.clock()) }, trx);
     return this.d.sessionService.open(user.id, clientType, trx);
   }
@@ -162,7 +167,12 @@ export class AccountService {
   }
 
   async logout(session: AuthenticatedSession): Promise<SuccessMessage> {
-    await this.d.sessionService.close(session.id);
+    if (await this.d.sessionService.close(session.id)) {
+      await this.d.events.publish({ type: 'session.ended', sessionIds: [session.id], reason: 'logout' });
+      const character = session.characterId === null ? undefined : await this.d.characters.findById(session.characterId);
+      // Another session may still play the character.
+      if (character && !(await this.d.sessions.characterBound(character.id, toDbTime(this.d.clock())))) await announcePresence(this.d.events, character, false);
+    }
     return { success: true, message: `Goodbye, ${session.username}!` };
   }
 
@@ -179,7 +189,8 @@ export class AccountService {
     // Whoever else holds a session may have learnt the old password: only this one stays.
     await this.d.db.transaction(async (trx) => {
       await this.d.users.update(user.id, { passwordHash }, trx);
-      await this.d.sessions.deleteForUser(user.id, trx, session.id);
+      const ended = await this.d.sessions.deleteForUser(user.id, trx, session.id);
+      await this.d.events.publish({ type: 'session.ended', sessionIds: ended, reason: 'password_change' }, trx);
     });
     return { success: true, message: 'Password changed successfully!' };
   }

@@ -13,6 +13,7 @@ import { Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
+import type { EventBus } from '../../db/event-bus.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
 
@@ -65,6 +66,7 @@ export interface UserAdminDeps {
   worlds: WorldCatalog;
   hasher: PasswordHasher;
   clock: Clock;
+  events: EventBus;
 }
 
 export class UserAdminService {
@@ -122,7 +124,7 @@ export class UserAdminService {
       case 'ban':
         await this.d.db.transaction(async (trx) => {
           await this.d.users.update(target.id, { isActive: false }, trx);
-          await this.d.sessions.deleteForUser(target.id, trx);
+          await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(target.id, trx), reason: 'ban' }, trx);
         });
         return { success: true, message: `Successfully banned ${target.username}` };
       case 'unban':
@@ -130,7 +132,11 @@ export class UserAdminService {
         return { success: true, message: `Successfully unbanned ${target.username}` };
       case 'delete':
         if (actor.role !== 'superuser') throw new Forbidden('Only superusers may permanently delete users');
-        await this.d.users.delete(target.id);
+        await this.d.db.transaction(async (trx) => {
+          const sessionIds = await this.d.sessions.idsForUser(target.id, trx);
+          await this.d.users.delete(target.id, trx);
+          await this.d.events.publish({ type: 'session.ended', sessionIds, reason: 'deleted' }, trx);
+        });
         return { success: true, message: `Successfully deleted ${target.username}` };
       case 'change_password': {
         if (!req.newPassword) throw new InvalidInput('new_password is required for change_password action');
@@ -143,7 +149,7 @@ export class UserAdminService {
         // A reset is for an account someone else may hold: none of its sessions survives it.
         await this.d.db.transaction(async (trx) => {
           await this.d.users.update(target.id, { passwordHash }, trx);
-          await this.d.sessions.deleteForUser(target.id, trx);
+          await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(target.id, trx), reason: 'password_change' }, trx);
         });
         return { success: true, message: `Successfully changed password for ${target.username}` };
       }
@@ -192,6 +198,7 @@ export class UserAdminService {
     if (session === undefined) return { success: false, message: 'Session not found' };
     if (session.userId !== actor.userId && !outranks(actor.role, session.role)) throw outranked(session.role);
     const removed = await this.d.sessions.delete(session.id);
+    if (removed > 0) await this.d.events.publish({ type: 'session.ended', sessionIds: [session.id], reason: 'kick' });
     return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };
   }
 

@@ -23,6 +23,8 @@ import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldAccessService, WorldPolicy } from '../worlds/world-access.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { parseSnapshot, type AxisSnapshot, type CharacterStateService } from './character-state.ts';
+import type { EventBus } from '../../db/event-bus.ts';
+import { announcePresence } from '../game/game-service.ts';
 
 type Schemas = components['schemas'];
 
@@ -73,6 +75,7 @@ export interface CharacterDeps {
   names: NameGenerator;
   entities: EntityGenerator;
   clock: Clock;
+  events: EventBus;
   defaultWorldId: string;
   playerSelfCreateEnabled: boolean;
 }
@@ -161,6 +164,7 @@ export class CharacterService {
     if (!access?.decision.canAccess) throw new Forbidden('World access denied');
     if (character.worldId !== world) throw new Conflict('Character does not belong to world');
     if ((await this.d.sessions.bindCharacter(session.id, character.id, world)) === 0) throw new Failure('Failed to select character');
+    await announcePresence(this.d.events, character, true);
     return { success: true, message: 'Character selected.', character_name: character.name };
   }
 

@@ -15,6 +15,8 @@ import { assertStandardPassword, temporaryAccount, type AccountService } from '.
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import { randomSeed, validateCharacterName, type CharacterService } from './character-service.ts';
+import type { EventBus } from '../../db/event-bus.ts';
+import { announcePresence } from '../game/game-service.ts';
 
 type Schemas = components['schemas'];
 
@@ -30,6 +32,7 @@ export interface EntryDeps {
   worldAccess: WorldAccessService;
   hasher: PasswordHasher;
   clock: Clock;
+  events: EventBus;
   defaultWorldId: string;
   allowMultiWorldCharacters: boolean;
 }
@@ -140,6 +143,8 @@ export class EntryService {
       await this.d.sessions.bindCharacter(opened.id, boundId, worldId, trx);
       return opened;
     });
+    const bound = await this.d.characters.findById(boundId);
+    if (bound) await announcePresence(this.d.events, bound, true);
     return { success: true, message: 'Login successful.', session_id: session.token, role: user.role, character_name: characterName!, world_id: worldId };
   }
 }

@@ -2,14 +2,16 @@
  * The game: one text command per request (movement, look, inventory, get/drop, say/yell/
  * whisper, recall, who, help), plus status and room chat. Texts follow the reference server
  * (ref-game-db.md §§4–11) with decisions.md §5's changes: items are real objects, yell
- * reaches each distinct adjoining room, `who` lists the other players.
+ * reaches each distinct adjoining room, `who` lists the other players. Chat, moves and items
+ * are announced on the event bus once written, for the live event streams.
  */
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
 import { lockKey, type Db } from '../../db/database.ts';
 import type { AxisStateRepository } from '../../db/repositories/axis-state-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
-import type { GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
+import type { ChatRow, GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
+import type { EventBus, MoveCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
 import type { Logger } from '../../logging/logger.ts';
@@ -39,7 +41,8 @@ export interface Player {
 }
 
 const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
-const CHAT_HISTORY = 20;
+/** Messages GET /chat returns at most (and a resuming event stream replays). */
+export const CHAT_HISTORY = 20;
 const NOT_IN_ROOM = 'You are not in a valid room.';
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 
@@ -125,19 +128,38 @@ const TRANSLATION_TEMPERATURE = 0.7;
 const ok = (message: string): CommandResult => ({ success: true, message });
 const fail = (message: string): CommandResult => ({ success: false, message });
 
+/**
+ * A session was bound to the character (login, select), or a logout ended one: the others in
+ * its room see it arrive or leave, the world sees it come online or go offline.
+ */
+export async function announcePresence(bus: EventBus, character: { id: number; name: string; worldId: string; roomId: string | null }, online: boolean): Promise<void> {
+  const who = { worldId: character.worldId, characterId: character.id, name: character.name };
+  if (character.roomId !== null) {
+    await bus.publish({ type: 'move', ...who, from: online ? null : character.roomId, to: online ? character.roomId : null, direction: null, cause: online ? 'login' : 'logout' });
+  }
+  await bus.publish({ type: 'presence', ...who, online });
+}
+
+/** One message as GET /chat and the `chat` event show it. */
+export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
+  return { id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt };
+}
+
 export class GameService {
   private readonly repo: GameRepository;
   private readonly worlds: WorldCatalog;
   private readonly clock: Clock;
+  private readonly bus: EventBus;
 
   private readonly chatDeps: ChatDependencies | null;
   /** Parsed grammar per axis bundle policy hash (null: invalid, engine off; logged once). */
   private readonly grammars = new Map<string, ChatGrammar | null>();
 
-  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, chat: ChatDependencies | null = null) {
+  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, chat: ChatDependencies | null = null) {
     this.repo = repo;
     this.worlds = worlds;
     this.clock = clock;
+    this.bus = bus;
     this.chatDeps = chat;
   }
 
@@ -217,6 +239,7 @@ export class GameService {
     const target = room.exits[direction];
     if (!target) return fail(`You cannot move ${direction} from here.`);
     await this.repo.setRoom(player.characterId, target, this.clock());
+    await this.moved(player, player.roomId, target, direction, 'walk');
     return ok(`You move ${direction}.\n${await this.describeRoom({ ...player, roomId: target }, target)}`);
   }
 
@@ -228,6 +251,7 @@ export class GameService {
     const label = zone ? zone.name : 'the world';
     if (player.roomId === destination) return ok('You are already at the spawn point.');
     await this.repo.setRoom(player.characterId, destination, this.clock());
+    await this.moved(player, player.roomId, destination, null, 'recall');
     return ok(`You recall to ${label}'s spawn point.\n${await this.describeRoom({ ...player, roomId: destination }, destination)}`);
   }
 
@@ -249,7 +273,10 @@ export class GameService {
     for (const item of await this.repo.roomItems(world.id, player.roomId)) {
       const name = this.itemNamed(world, item.itemId, wanted);
       // A conditional move: of two players racing for one item, exactly one gets it.
-      if (name && (await this.repo.take(item.id, player.roomId, player.characterId))) return ok(`You picked up the ${name}.`);
+      if (name && (await this.repo.take(item.id, player.roomId, player.characterId))) {
+        await this.bus.publish({ type: 'item', worldId: world.id, roomId: player.roomId, characterId: player.characterId, name: player.name, item: name, action: 'take' });
+        return ok(`You picked up the ${name}.`);
+      }
     }
     return fail(`There is no '${wanted}' here.`);
   }
@@ -259,7 +286,10 @@ export class GameService {
     if (!player.roomId || !world.rooms.has(player.roomId)) return fail(NOT_IN_ROOM);
     for (const item of await this.repo.inventory(player.characterId)) {
       const name = this.itemNamed(world, item.itemId, wanted);
-      if (name && (await this.repo.drop(item.id, player.characterId, player.roomId))) return ok(`You dropped the ${name}.`);
+      if (name && (await this.repo.drop(item.id, player.characterId, player.roomId))) {
+        await this.bus.publish({ type: 'item', worldId: world.id, roomId: player.roomId, characterId: player.characterId, name: player.name, item: name, action: 'drop' });
+        return ok(`You dropped the ${name}.`);
+      }
     }
     return fail(`You don't have a '${wanted}'.`);
   }
@@ -277,10 +307,20 @@ export class GameService {
     };
   }
 
+  /** Stores chat, then announces it (by id: each stream reads it back with its own visibility). */
+  private async post(player: Player, messages: NewChatMessage[]): Promise<void> {
+    const messageIds = await this.repo.insertMessages(messages);
+    await this.bus.publish({ type: 'chat', worldId: player.worldId, messageIds });
+  }
+
+  private async moved(player: Player, from: string | null, to: string | null, direction: Direction | null, cause: MoveCause): Promise<void> {
+    await this.bus.publish({ type: 'move', worldId: player.worldId, characterId: player.characterId, name: player.name, from, to, direction, cause });
+  }
+
   private async say(player: Player, text: string): Promise<CommandResult> {
     if (!player.roomId) return fail(NOT_IN_ROOM);
     const escaped = escapeHtml(await this.interact(player, 'say', text, await this.roomListener(player, player.roomId)));
-    await this.repo.insertMessages([this.message(player, player.roomId, 'say', escaped)]);
+    await this.post(player, [this.message(player, player.roomId, 'say', escaped)]);
     return ok(`You say: ${escaped}`);
   }
 
@@ -290,7 +330,7 @@ export class GameService {
     const escaped = escapeHtml(await this.interact(player, 'yell', text, await this.roomListener(player, room.id)));
     // The current room, then each distinct room an exit leads to.
     const rooms = [...new Set([room.id, ...Object.values(room.exits)])];
-    await this.repo.insertMessages(rooms.map((roomId) => this.message(player, roomId, 'yell', `[YELL] ${escaped}`)));
+    await this.post(player, rooms.map((roomId) => this.message(player, roomId, 'yell', `[YELL] ${escaped}`)));
     return ok(`You yell: ${escaped}`);
   }
 
@@ -322,7 +362,7 @@ export class GameService {
     if (!active.some((a) => a.id === target.id)) return fail(`Player '${targetName}' is not online.`);
     if (target.roomId !== player.roomId) return fail(`Player '${targetName}' is not in this room.`);
     const escaped = escapeHtml(await this.interact(player, 'whisper', text, target.id === player.characterId ? null : target.id));
-    await this.repo.insertMessages([this.message(player, player.roomId, 'whisper', `[WHISPER: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)]);
+    await this.post(player, [this.message(player, player.roomId, 'whisper', `[WHISPER: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)]);
     return ok(`You whisper to ${target.name}: ${escaped}`);
   }
 
@@ -515,13 +555,14 @@ export class GameService {
     return { active_players: active.map((c) => c.name), current_room: player.roomId, inventory: await this.inventoryText(player) };
   }
 
-  async chat(player: Player): Promise<Schemas['RoomChat']> {
+  /** The room's recent chat; with `afterId`, only messages newer than that one. */
+  async chat(player: Player, afterId = 0): Promise<Schemas['RoomChat']> {
     if (!player.roomId) return { chat: 'No messages.', messages: [] };
-    const rows = await this.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY);
+    const rows = await this.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, afterId);
     const chat = rows.length === 0 ? '[No messages in this room yet]' : `[Recent messages]:\n${rows.map((r) => `${r.sender}: ${r.text}\n`).join('')}`;
     return {
       chat,
-      messages: rows.map((r) => ({ id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt })),
+      messages: rows.map(chatMessage),
     };
   }
 }

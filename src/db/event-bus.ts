@@ -1,0 +1,158 @@
+/**
+ * The bus that carries game events between server instances once their writes have committed.
+ * SQLite serves one instance, so its bus is in-process. On PostgreSQL every instance LISTENs
+ * on one dedicated connection and publishers NOTIFY through the pool: the database delivers a
+ * notification only when the transaction that sent it commits, to every instance alike (the
+ * sender included). Payloads stay small (NOTIFY allows under 8000 bytes): chat is named by
+ * message id and read back by the listening instance.
+ */
+import pg from 'pg';
+import type { Knex } from 'knex';
+import type { Logger } from '../logging/logger.ts';
+
+export type StreamEndReason = 'logout' | 'kick' | 'expiry' | 'ban' | 'password_change' | 'deleted' | 'shutdown' | 'replaced' | 'lagging';
+
+/** How a character came to leave or enter a room. */
+export type MoveCause = 'walk' | 'recall' | 'login' | 'logout';
+
+export type BusEvent =
+  | { type: 'chat'; worldId: string; messageIds: number[] }
+  | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
+  | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
+  | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
+  | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason };
+
+export interface EventBus {
+  /** Publishes after commit: pass the transaction to have it delivered when (and only if) it commits; without one, call after the write. */
+  publish(event: BusEvent, trx?: Knex.Transaction): Promise<void>;
+  subscribe(handler: (event: BusEvent) => void): void;
+  /** Starts receiving (PostgreSQL: opens the LISTEN connection). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One instance: events go straight to the subscribers. */
+export class InProcessEventBus implements EventBus {
+  private readonly handlers: Array<(event: BusEvent) => void> = [];
+
+  async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
+    const deliver = () => {
+      for (const handler of this.handlers) handler(event);
+    };
+    // A transaction commits when its promise resolves; a rolled-back one delivers nothing.
+    if (trx) trx.executionPromise.then(deliver, () => undefined);
+    else deliver();
+  }
+
+  subscribe(handler: (event: BusEvent) => void): void {
+    this.handlers.push(handler);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}
+
+const RECONNECT_MIN_MS = 250;
+const RECONNECT_MAX_MS = 10_000;
+
+/** PostgreSQL LISTEN/NOTIFY; the channel is per schema, so instances on other schemas of the database do not hear each other. */
+export class PostgresEventBus implements EventBus {
+  private readonly handlers: Array<(event: BusEvent) => void> = [];
+  private readonly channel: string;
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryMs = RECONNECT_MIN_MS;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly db: Knex;
+  private readonly url: string;
+  private readonly logger: Logger;
+
+  constructor(db: Knex, url: string, schema: string | undefined, logger: Logger) {
+    this.db = db;
+    this.url = url;
+    this.logger = logger;
+    this.channel = schema ? `mud_events_${schema}` : 'mud_events';
+  }
+
+  async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
+    const notify = (trx ?? this.db).raw('select pg_notify(?, ?)', [this.channel, JSON.stringify(event)]);
+    // Inside a transaction a failure must roll it back; after a committed write it only costs
+    // live delivery, which is at most once, so the request that made the write still succeeds.
+    if (trx) {
+      await notify;
+      return;
+    }
+    try {
+      await notify;
+    } catch (err) {
+      this.logger.error('Event bus publish failed', { event: event.type, error: (err as Error).message });
+    }
+  }
+
+  subscribe(handler: (event: BusEvent) => void): void {
+    this.handlers.push(handler);
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url });
+    client.on('notification', (msg) => {
+      if (msg.channel !== this.channel || !msg.payload) return;
+      let event: BusEvent;
+      try {
+        event = JSON.parse(msg.payload) as BusEvent;
+      } catch {
+        return;
+      }
+      for (const handler of this.handlers) handler(event);
+    });
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
+    } catch (err) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.client = client;
+    this.retryMs = RECONNECT_MIN_MS;
+  }
+
+  /** Events published while the connection is down are lost (live delivery is at most once; chat resumes by Last-Event-ID). */
+  private lost(client: pg.Client, err: Error): void {
+    if (this.closed || this.client !== client) return;
+    this.client = null;
+    client.removeAllListeners('end');
+    void client.end().catch(() => undefined);
+    this.logger.warn('Event bus connection lost; reconnecting', { error: err.message, retry_ms: this.retryMs });
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    const delay = this.retryMs;
+    this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.connect().catch((err: Error) => {
+        if (this.closed) return;
+        this.logger.warn('Event bus reconnect failed', { error: err.message });
+        this.scheduleReconnect();
+      });
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const client = this.client;
+    this.client = null;
+    if (client) await client.end().catch(() => undefined);
+  }
+}
