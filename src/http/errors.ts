@@ -212,7 +212,8 @@ function axisValidationError(err: HttpError, issues: ValidatorIssue[], logger: L
 
 /**
  * The policy routes answer a malformed policy id or scope the way the policy layer does (422
- * with its code, ref-policy-lab.md §3), though the contract's patterns catch them first.
+ * with its policy error code, as the reference server does), though the contract's patterns
+ * catch them first.
  */
 const POLICY_GRAMMAR: Record<string, (req: Request) => unknown> = {
   // Before routing only the validator has parsed the path.

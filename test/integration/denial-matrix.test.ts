@@ -17,7 +17,7 @@ import { rank, ROLES, type Role } from '../../src/services/accounts/roles.ts';
 import { openStream } from '../helpers/sse.ts';
 
 /**
- * The least role each protected operation admits (ref-api.md §2, roles.ts, routes/*.ts);
+ * The least role each protected operation admits (src/services/accounts/roles.ts, routes/*.ts);
  * `player` means any session. Admin permissions: VIEW_LOGS, KICK_USERS, BAN_USERS,
  * CREATE_USERS and STOP_SERVER are admin and up, MANAGE_USERS superuser only.
  */

@@ -1,7 +1,7 @@
 /**
- * The pure parts of the game: `/command` parsing (interface spec, ref-game-db.md §4), the
- * plain-text cleaning of commands, and the HTML escaping of chat text (Python's html.escape
- * with quote=True, ref-game-db.md §9.1).
+ * The pure parts of the game: `/command` parsing (the specification's rules), the plain-text
+ * cleaning of commands, and the HTML escaping of chat text (as Python's html.escape with
+ * quote=True escapes it, docs/decisions.md).
  */
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
