@@ -5,6 +5,8 @@
  *
  * Environment: BENCH_DURATION (seconds per scenario, default 10), BENCH_CONNECTIONS
  * (default 50), BENCH_DATABASE_URL (postgres://…; default is a temp SQLite file).
+ * The `events` suite (bench/events.ts) holds open event streams instead: BENCH_STREAMS,
+ * BENCH_SAY_RATE and BENCH_SAY_SECONDS adjust it.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -13,6 +15,7 @@ import { measure } from './load.ts';
 import { SCENARIOS, type Scenario, type RequestSpec } from './scenarios.ts';
 import { startBenchServer, type BenchServer } from './server-process.ts';
 import { worldsWithAxisEngine } from './game-world.ts';
+import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 
 const WARMUP_SECONDS = 1;
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
@@ -47,6 +50,8 @@ interface BenchReport {
   durationSeconds: number;
   warmupSeconds: number;
   routes: RouteResult[];
+  /** The `events` suite (open event streams), when it ran. */
+  events?: EventsResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -197,9 +202,19 @@ async function main(): Promise<void> {
     }
   }
 
+  // Event streams: their own server, pinned, with a short poll measurement (BENCH_DURATION caps it at 5 s).
+  if (!only || 'events'.startsWith(only)) {
+    log(`starting server for the events suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
+    const { result, serverLog } = await runEventsSuite(databaseUrl, Math.min(connections, 10), Math.min(durationSeconds, 5));
+    report.events = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
   await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
   await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`${markdownTable(report.routes)}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
+  const tables = [...(report.routes.length > 0 ? [markdownTable(report.routes)] : []), ...(report.events ? [eventsTable(report.events)] : [])];
+  process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
 }
 

@@ -2,7 +2,7 @@
  * Starts the real server (`node src/cli.ts serve`) as a child process on a throw-away
  * SQLite database, or on PostgreSQL when a url is given, and stops it again.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,8 @@ const STOP_TIMEOUT_MS = 15_000;
 export interface BenchServer {
   url: string;
   database: 'sqlite' | 'postgresql';
+  /** The server process's id (for /proc readings). */
+  pid: number;
   /** The server's stdout messages (stack frames dropped); at level warn each is a warning or an error. */
   logLines: string[];
   /** SIGTERM, wait for exit (SIGKILL after a timeout), remove the temp dir; safe to call twice. */
@@ -37,7 +39,21 @@ function freePort(): Promise<number> {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function startBenchServer(databaseUrl: string | undefined, extraEnv: Record<string, string> = {}): Promise<BenchServer> {
+export interface StartOptions {
+  /** Pins the server to this CPU core with `taskset -c` (exec'd, so the pid stays the server's); ignored without taskset. */
+  cpuCore?: number;
+}
+
+/** True when `taskset` (util-linux) can pin processes here. */
+export function hasTaskset(): boolean {
+  return spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+export async function startBenchServer(
+  databaseUrl: string | undefined,
+  extraEnv: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<BenchServer> {
   const tempDir = databaseUrl ? undefined : await mkdtemp(path.join(tmpdir(), 'mud-bench-'));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -61,7 +77,11 @@ export async function startBenchServer(databaseUrl: string | undefined, extraEnv
     env.MUD_DB_PATH = path.join(tempDir!, 'bench.db');
   }
 
-  const child: ChildProcess = spawn(process.execPath, ['src/cli.ts', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pin = options.cpuCore !== undefined && hasTaskset();
+  const [command, args] = pin
+    ? ['taskset', ['-c', String(options.cpuCore), process.execPath, 'src/cli.ts', 'serve']]
+    : [process.execPath, ['src/cli.ts', 'serve']];
+  const child: ChildProcess = spawn(command, args as string[], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   // 'close' rather than 'exit': it also waits for the last log lines on the pipes.
   const exited = new Promise<void>((resolve) => {
     child.once('close', () => resolve());
@@ -99,7 +119,7 @@ export async function startBenchServer(databaseUrl: string | undefined, extraEnv
     const output = [...stderrLines, ...logLines].slice(-10).join('\n');
     throw new Error(`${(err as Error).message}${output ? `\n${output}` : ''}`);
   }
-  return { url, database: databaseUrl ? 'postgresql' : 'sqlite', logLines, stop };
+  return { url, pid: child.pid!, database: databaseUrl ? 'postgresql' : 'sqlite', logLines, stop };
 }
 
 /** Polls /health until it answers 200: the server then listens and its database answers. */
