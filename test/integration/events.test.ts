@@ -288,22 +288,41 @@ describe(`live events across two instances (${DB_NAME})`, function () {
     }
   });
 
-  it('an instance whose LISTEN connection is cut reconnects and hears events again', async () => {
+  it('an instance whose LISTEN connection is cut reconnects, and a client that resumes misses no chat', async () => {
     await resetGame(one);
     const a = await newPlayer(one, 'Anna');
     const b = await newPlayer(two, 'Bert');
     const stream = await openStream(`${one.url}/events/${a.sessionId}`);
     try {
+      await okCmd(b, 'say before the cut');
+      const last = await stream.nextOf('chat');
       const listeners = await one.db.raw(`select pg_terminate_backend(pid) as cut from pg_stat_activity where query = ?`, [`LISTEN "mud_events_${one.schema}"`]);
       // Both instances listen on the schema's channel.
       expect(listeners.rows).to.have.length(2);
+      // Said while the bus is down or coming back: live delivery may miss these.
+      const said = ['during one', 'during two', 'during three'];
+      for (const text of said) await okCmd(b, `say ${text}`);
       let heard = false;
       for (let attempt = 0; attempt < 20 && !heard; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
         await okCmd(b, `say again ${attempt}`);
-        heard = await stream.nextOf('chat', 250).then(() => true, () => false);
+        said.push(`again ${attempt}`);
+        heard = await stream.nextOf('chat', 250).then(
+          () => true,
+          () => false,
+        );
       }
       expect(heard).to.equal(true);
+      stream.close();
+      // The client reconnects from the last chat it saw: every message after it, in order.
+      const resumed = await openStream(`${one.url}/events/${a.sessionId}`, { 'last-event-id': last.id! });
+      try {
+        const replayed: string[] = [];
+        for (let i = 0; i < said.length; i++) replayed.push((await resumed.nextOf('chat')).data.text);
+        expect(replayed).to.deep.equal(said);
+      } finally {
+        resumed.close();
+      }
     } finally {
       stream.close();
     }
