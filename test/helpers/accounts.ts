@@ -42,3 +42,6 @@ export async function sessionFor(server: TestServer, username: string, role: Rol
 export async function sessionRow(server: TestServer, token: string): Promise<any> {
   return server.db('sessions').where({ token_hash: sessionTokenHash(token) }).first();
 }
+
+/** The `Authorization` header that presents a session as a bearer token. */
+export const bearer = (sessionId: string): Record<string, string> => ({ Authorization: `Bearer ${sessionId}` });

@@ -5,11 +5,10 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
-import { login, sessionFor } from '../helpers/accounts.ts';
+import { bearer, login, sessionFor } from '../helpers/accounts.ts';
 import { newPlayer, type Player } from '../helpers/players.ts';
 import { SESSION_MISMATCH } from '../../src/http/middleware/auth.ts';
 
-const bearer = (sessionId: string): Record<string, string> => ({ Authorization: `Bearer ${sessionId}` });
 
 describe('client conventions: bearer sessions and query encoding', () => {
   let server: TestServer;

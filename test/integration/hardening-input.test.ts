@@ -8,7 +8,7 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import knexFactory, { type Knex } from 'knex';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
-import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, createUser, login, sessionFor } from '../helpers/accounts.ts';
+import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, bearer, createUser, login, sessionFor } from '../helpers/accounts.ts';
 import { cmd, newPlayer, okCmd, type Player } from '../helpers/players.ts';
 import { contractDocument } from '../helpers/contract.ts';
 import { SESSION_ID_FORMAT } from '../../src/http/middleware/auth.ts';
@@ -50,7 +50,6 @@ async function traced(server: TestServer, method: string, urlPath: string, body?
 
 const errorsIn = (logs: LogEntry[]): LogEntry[] => logs.filter((e) => e.level === 'error');
 
-const bearer = (sessionId: string): Record<string, string> => ({ Authorization: `Bearer ${sessionId}` });
 
 const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
 
