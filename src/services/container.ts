@@ -38,6 +38,7 @@ import { LlmCommandService } from './lab/llm-commands.ts';
 import { PolicyRepository } from '../db/repositories/policy-repository.ts';
 import { PolicyService } from './policy/policy-service.ts';
 import { PublishService } from './policy/publish-service.ts';
+import { Presence } from './game/presence.ts';
 import { ImportService } from './policy/import-service.ts';
 import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
@@ -124,12 +125,13 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const characters = new CharacterRepository(db);
   const permissions = new WorldPermissionRepository(db);
   const hasher = new BcryptPool(config.security.bcryptRounds);
-  const sessions = new SessionService(sessionRepository, config.session, clock);
+  const presence = new Presence({ bus: events, sessions: sessionRepository, characters, clock });
+  const sessions = new SessionService(db, sessionRepository, presence, config.session, clock);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
   const policies = new PolicyService(policyRepository, worldRepository, clock);
-  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config, events });
+  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config, presence });
   const axisState = new AxisStateRepository(db);
   const characterState = new CharacterStateService(db, axisState, characters, clock);
   const entityClient = entityStateClient(config.integrations, logger);
@@ -146,7 +148,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     names: nameGenerator(config.integrations, logger),
     entities: entityGenerator(entityClient),
     clock,
-    events,
+    presence,
     defaultWorldId: config.worlds.defaultWorldId,
     playerSelfCreateEnabled: config.characterCreation.playerSelfCreateEnabled,
   });
@@ -182,7 +184,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       worldAccess,
       hasher,
       clock,
-      events,
+      presence,
       defaultWorldId: config.worlds.defaultWorldId,
       allowMultiWorldCharacters: config.worlds.allowMultiWorldCharacters,
     }),
@@ -197,7 +199,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     health: new HealthService(sessionRepository, clock, version),
     sessions,
     accounts,
-    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, events }),
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence }),
     inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
     conditionAxis: new ConditionAxisService({
       worlds,

@@ -6,7 +6,7 @@
 import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { loginAs, newPlayer, okCmd, resetGame, type Player } from '../helpers/players.ts';
+import { loginAs, newPlayer, okCmd, resetGame, selectCharacter, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, sessionFor } from '../helpers/accounts.ts';
 
@@ -123,6 +123,32 @@ describe(`live events (${DB_NAME})`, function () {
     const c = await newPlayer(server, 'Cleo');
     expect((await stream.nextOf('arrive')).data).to.deep.equal({ character: c.name, room_id: 'lockkeepers_square', direction: null, cause: 'login' });
     expect((await stream.nextOf('presence')).data).to.deep.equal({ character: c.name, online: true });
+  });
+
+  it('presence changes are told once: a second session or a re-select tells nothing; kick, ban and expiry tell leave and offline', async () => {
+    const watcher = await listen(await newPlayer(server, 'Wes'));
+    const admin = await sessionFor(server, `ev_admin${Date.now() % 100000}`, 'superuser');
+    const expectLeft = async (p: Player) => {
+      expect((await watcher.nextOf('leave')).data).to.deep.equal({ character: p.name, room_id: 'lockkeepers_square', direction: null, cause: 'logout' });
+      expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: p.name, online: false });
+    };
+    const a = await newPlayer(server, 'Anna');
+    expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: a.name, online: true });
+    const second = await loginAs(server, a.username);
+    await selectCharacter(server, second, a.characterId);
+    await selectCharacter(server, a.sessionId, a.characterId);
+    await server.post('/logout', { session_id: second });
+    expect(await watcher.quiet(300), 'Anna never went offline').to.equal(true);
+    const row = await server.db('sessions').where({ character_id: a.characterId }).first('id');
+    expect((await server.post('/admin/session/kick', { session_id: admin, target_session_id: String(row!.id) })).body.success).to.equal(true);
+    await expectLeft(a);
+    const b = await newPlayer(server, 'Bo');
+    expect((await server.post('/admin/user/manage', { session_id: admin, action: 'ban', target_username: b.username })).body.success).to.equal(true);
+    await expectLeft(b);
+    const c = await newPlayer(server, 'Cy');
+    await server.db('sessions').where({ character_id: c.characterId }).update({ expires_at: '2000-01-01 00:00:00' });
+    expect(await server.services.sessions.sweepExpired()).to.equal(1);
+    await expectLeft(c);
   });
 
   it('resume with Last-Event-ID sends exactly the chat missed, then live events', async () => {

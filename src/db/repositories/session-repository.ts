@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Db } from '../database.ts';
+import { isPostgres, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { insertedId } from '../inserted-id.ts';
 import type { Role } from '../../services/accounts/roles.ts';
@@ -31,6 +31,16 @@ export interface SessionRecord {
   createdAt: string;
   lastActivity: string;
   expiresAt: string | null;
+}
+
+/** A session that has ended, with the character it played (for presence). */
+export interface EndedSession {
+  id: number;
+  characterId: number | null;
+}
+
+function endedSessions(rows: Array<{ id: number | string; character_id: number | string | null }>): EndedSession[] {
+  return rows.map((r) => ({ id: Number(r.id), characterId: r.character_id === null ? null : Number(r.character_id) }));
 }
 
 export interface NewSession {
@@ -125,21 +135,21 @@ export class SessionRepository {
     return trx('sessions').where({ id }).delete();
   }
 
-  /** Ends every session of the account, or every one but `exceptId`; returns the ended sessions' ids. */
-  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<number[]> {
-    const ids = (await this.idsForUser(userId, trx)).filter((id) => id !== exceptId);
-    if (ids.length > 0) await trx('sessions').whereIn('id', ids).delete();
-    return ids;
+  /** Ends every session of the account, or every one but `exceptId`; returns the ended sessions. */
+  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<EndedSession[]> {
+    const ended = (await this.listForUser(userId, trx)).filter((s) => s.id !== exceptId);
+    if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
+    return ended;
   }
 
-  /** The ids of the account's sessions (before the account is deleted, which cascades to them). */
-  async idsForUser(userId: number, trx: Knex = this.db): Promise<number[]> {
-    return (await trx('sessions').where({ user_id: userId }).pluck('id')).map(Number);
+  /** The account's sessions and the characters they play. */
+  async listForUser(userId: number, trx: Knex = this.db): Promise<EndedSession[]> {
+    return endedSessions(await trx('sessions').where({ user_id: userId }).select('id', 'character_id'));
   }
 
   /** Whether an unexpired session is bound to the character. */
-  async characterBound(characterId: number, now: string): Promise<boolean> {
-    const row = await this.db('sessions')
+  async characterBound(characterId: number, now: string, trx: Knex = this.db): Promise<boolean> {
+    const row = await trx('sessions')
       .where({ character_id: characterId })
       .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
       .first('id');
@@ -158,8 +168,15 @@ export class SessionRepository {
     return rows.map(Number);
   }
 
-  async deleteExpired(now: Date): Promise<number> {
-    return this.db('sessions').whereNotNull('expires_at').andWhere('expires_at', '<=', toDbTime(now)).delete();
+  /**
+   * Removes the sessions expired at `now` and returns them. On PostgreSQL the rows are locked
+   * first, so when two instances sweep at once each session is returned by one of them only.
+   */
+  async deleteExpired(now: string, trx: Knex.Transaction): Promise<EndedSession[]> {
+    const query = trx('sessions').whereNotNull('expires_at').andWhere('expires_at', '<=', now).select('id', 'character_id');
+    const ended = endedSessions(await (isPostgres(trx) ? query.forUpdate().skipLocked() : query));
+    if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
+    return ended;
   }
 
   /** Distinct characters bound to an unexpired session (the "active players"). */

@@ -18,8 +18,7 @@ import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
 import { FailedAttempts } from './failed-attempts.ts';
 import { reservedWordIn } from './reserved-names.ts';
-import type { EventBus } from '../../db/event-bus.ts';
-import { announcePresence } from '../game/game-service.ts';
+import type { Presence } from '../game/presence.ts';
 
 type LoginResponse = components['schemas']['LoginResult'];
 type SuccessMessage = components['schemas']['SuccessMessage'];
@@ -79,7 +78,7 @@ export interface AccountDeps {
   hasher: PasswordHasher;
   clock: Clock;
   config: Config;
-  events: EventBus;
+  presence: Presence;
 }
 
 export class AccountService {
@@ -142,7 +141,7 @@ export class AccountService {
   /** Opens a session for the account (closing its others when only one is allowed). */
   async openSession(user: UserRecord, clientType: string, trx: Knex.Transaction): Promise<OpenedSession> {
     if (!this.d.config.session.allowMultipleSessions) {
-      await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(user.id, trx), reason: 'replaced' }, trx);
+      await this.d.presence.ended(await this.d.sessions.deleteForUser(user.id, trx), 'replaced', trx);
     }
     await this.d.users.update(user.id, { lastLogin: toDbTime(this.d.clock()) }, trx);
     return this.d.sessionService.open(user.id, clientType, trx);
@@ -167,12 +166,9 @@ export class AccountService {
   }
 
   async logout(session: AuthenticatedSession): Promise<SuccessMessage> {
-    if (await this.d.sessionService.close(session.id)) {
-      await this.d.events.publish({ type: 'session.ended', sessionIds: [session.id], reason: 'logout' });
-      const character = session.characterId === null ? undefined : await this.d.characters.findById(session.characterId);
-      // Another session may still play the character.
-      if (character && !(await this.d.sessions.characterBound(character.id, toDbTime(this.d.clock())))) await announcePresence(this.d.events, character, false);
-    }
+    await this.d.db.transaction(async (trx) => {
+      if ((await this.d.sessions.delete(session.id, trx)) > 0) await this.d.presence.ended([session], 'logout', trx);
+    });
     return { success: true, message: `Goodbye, ${session.username}!` };
   }
 
@@ -189,8 +185,7 @@ export class AccountService {
     // Whoever else holds a session may have learnt the old password: only this one stays.
     await this.d.db.transaction(async (trx) => {
       await this.d.users.update(user.id, { passwordHash }, trx);
-      const ended = await this.d.sessions.deleteForUser(user.id, trx, session.id);
-      await this.d.events.publish({ type: 'session.ended', sessionIds: ended, reason: 'password_change' }, trx);
+      await this.d.presence.ended(await this.d.sessions.deleteForUser(user.id, trx, session.id), 'password_change', trx);
     });
     return { success: true, message: 'Password changed successfully!' };
   }

@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Config } from '../../config/config.ts';
 import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
+import type { Db } from '../../db/database.ts';
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
+import type { Presence } from '../game/presence.ts';
 import { Unauthenticated } from '../errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
@@ -33,14 +35,18 @@ export function normalizeClientType(header: string | undefined): string {
 }
 
 export class SessionService {
+  private readonly db: Db;
   private readonly sessions: SessionRepository;
+  private readonly presence: Presence;
   private readonly clock: Clock;
   private readonly ttlMs: number;
   private readonly maxAgeMs: number;
   private readonly sliding: boolean;
 
-  constructor(sessions: SessionRepository, config: Config['session'], clock: Clock) {
+  constructor(db: Db, sessions: SessionRepository, presence: Presence, config: Config['session'], clock: Clock) {
+    this.db = db;
     this.sessions = sessions;
+    this.presence = presence;
     this.clock = clock;
     this.ttlMs = config.ttlMinutes * 60_000;
     this.maxAgeMs = config.maxAgeDays * 86_400_000;
@@ -77,10 +83,8 @@ export class SessionService {
     const stamp = toDbTime(now);
     const session = await this.sessions.find(token, stamp);
     if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
-    if (session.expiresAt !== null && session.expiresAt <= stamp) {
-      await this.sessions.delete(session.id);
-      throw new Unauthenticated(INVALID_SESSION);
-    }
+    // An expired session is left to the sweep, which also tells the world its character left.
+    if (session.expiresAt !== null && session.expiresAt <= stamp) throw new Unauthenticated(INVALID_SESSION);
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS spares a write per poll and shortens a 480-minute life by seconds.
     if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
@@ -89,11 +93,12 @@ export class SessionService {
     return { ...session, lastActivity: stamp, ...(expiresAt === undefined ? {} : { expiresAt }) };
   }
 
-  async close(id: number): Promise<boolean> {
-    return (await this.sessions.delete(id)) > 0;
-  }
-
+  /** Removes the expired sessions; their characters that nobody else plays leave. Returns how many ended. */
   async sweepExpired(): Promise<number> {
-    return this.sessions.deleteExpired(this.clock());
+    return this.db.transaction(async (trx) => {
+      const ended = await this.sessions.deleteExpired(toDbTime(this.clock()), trx);
+      await this.presence.ended(ended, 'expiry', trx);
+      return ended.length;
+    });
   }
 }

@@ -13,7 +13,7 @@ import { Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
-import type { EventBus } from '../../db/event-bus.ts';
+import type { Presence } from '../game/presence.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
 
@@ -66,7 +66,7 @@ export interface UserAdminDeps {
   worlds: WorldCatalog;
   hasher: PasswordHasher;
   clock: Clock;
-  events: EventBus;
+  presence: Presence;
 }
 
 export class UserAdminService {
@@ -124,7 +124,7 @@ export class UserAdminService {
       case 'ban':
         await this.d.db.transaction(async (trx) => {
           await this.d.users.update(target.id, { isActive: false }, trx);
-          await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(target.id, trx), reason: 'ban' }, trx);
+          await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'ban', trx);
         });
         return { success: true, message: `Successfully banned ${target.username}` };
       case 'unban':
@@ -133,9 +133,9 @@ export class UserAdminService {
       case 'delete':
         if (actor.role !== 'superuser') throw new Forbidden('Only superusers may permanently delete users');
         await this.d.db.transaction(async (trx) => {
-          const sessionIds = await this.d.sessions.idsForUser(target.id, trx);
+          // Sessions first, so the characters still exist to be announced offline.
+          await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'deleted', trx);
           await this.d.users.delete(target.id, trx);
-          await this.d.events.publish({ type: 'session.ended', sessionIds, reason: 'deleted' }, trx);
         });
         return { success: true, message: `Successfully deleted ${target.username}` };
       case 'change_password': {
@@ -149,7 +149,7 @@ export class UserAdminService {
         // A reset is for an account someone else may hold: none of its sessions survives it.
         await this.d.db.transaction(async (trx) => {
           await this.d.users.update(target.id, { passwordHash }, trx);
-          await this.d.events.publish({ type: 'session.ended', sessionIds: await this.d.sessions.deleteForUser(target.id, trx), reason: 'password_change' }, trx);
+          await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'password_change', trx);
         });
         return { success: true, message: `Successfully changed password for ${target.username}` };
       }
@@ -197,8 +197,11 @@ export class UserAdminService {
     const session = await this.findSession(target);
     if (session === undefined) return { success: false, message: 'Session not found' };
     if (session.userId !== actor.userId && !outranks(actor.role, session.role)) throw outranked(session.role);
-    const removed = await this.d.sessions.delete(session.id);
-    if (removed > 0) await this.d.events.publish({ type: 'session.ended', sessionIds: [session.id], reason: 'kick' });
+    const removed = await this.d.db.transaction(async (trx) => {
+      const count = await this.d.sessions.delete(session.id, trx);
+      if (count > 0) await this.d.presence.ended([session], 'kick', trx);
+      return count;
+    });
     return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };
   }
 

@@ -23,8 +23,7 @@ import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldAccessService, WorldPolicy } from '../worlds/world-access.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { parseSnapshot, type AxisSnapshot, type CharacterStateService } from './character-state.ts';
-import type { EventBus } from '../../db/event-bus.ts';
-import { announcePresence } from '../game/game-service.ts';
+import type { Presence } from '../game/presence.ts';
 
 type Schemas = components['schemas'];
 
@@ -75,7 +74,7 @@ export interface CharacterDeps {
   names: NameGenerator;
   entities: EntityGenerator;
   clock: Clock;
-  events: EventBus;
+  presence: Presence;
   defaultWorldId: string;
   playerSelfCreateEnabled: boolean;
 }
@@ -163,8 +162,7 @@ export class CharacterService {
     const access = await this.d.worldAccess.forWorld(session.userId, session.role, world);
     if (!access?.decision.canAccess) throw new Forbidden('World access denied');
     if (character.worldId !== world) throw new Conflict('Character does not belong to world');
-    if ((await this.d.sessions.bindCharacter(session.id, character.id, world)) === 0) throw new Failure('Failed to select character');
-    await announcePresence(this.d.events, character, true);
+    if (!(await this.d.db.transaction((trx) => this.d.presence.bind(session, character, trx)))) throw new Failure('Failed to select character');
     return { success: true, message: 'Character selected.', character_name: character.name };
   }
 

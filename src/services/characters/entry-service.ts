@@ -15,8 +15,7 @@ import { assertStandardPassword, temporaryAccount, type AccountService } from '.
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import { randomSeed, validateCharacterName, type CharacterService } from './character-service.ts';
-import type { EventBus } from '../../db/event-bus.ts';
-import { announcePresence } from '../game/game-service.ts';
+import type { Presence } from '../game/presence.ts';
 
 type Schemas = components['schemas'];
 
@@ -32,7 +31,7 @@ export interface EntryDeps {
   worldAccess: WorldAccessService;
   hasher: PasswordHasher;
   clock: Clock;
-  events: EventBus;
+  presence: Presence;
   defaultWorldId: string;
   allowMultiWorldCharacters: boolean;
 }
@@ -140,11 +139,10 @@ export class EntryService {
     const boundId = characterId;
     const session = await this.d.db.transaction(async (trx) => {
       const opened = await this.d.accounts.openSession(user, clientType, trx);
-      await this.d.sessions.bindCharacter(opened.id, boundId, worldId, trx);
+      const character = await this.d.characters.findById(boundId, trx);
+      if (!character || !(await this.d.presence.bind({ id: opened.id, characterId: null }, character, trx))) throw new Failure('Failed to select character');
       return opened;
     });
-    const bound = await this.d.characters.findById(boundId);
-    if (bound) await announcePresence(this.d.events, bound, true);
     return { success: true, message: 'Login successful.', session_id: session.token, role: user.role, character_name: characterName!, world_id: worldId };
   }
 }

@@ -128,18 +128,6 @@ const TRANSLATION_TEMPERATURE = 0.7;
 const ok = (message: string): CommandResult => ({ success: true, message });
 const fail = (message: string): CommandResult => ({ success: false, message });
 
-/**
- * A session was bound to the character (login, select), or a logout ended one: the others in
- * its room see it arrive or leave, the world sees it come online or go offline.
- */
-export async function announcePresence(bus: EventBus, character: { id: number; name: string; worldId: string; roomId: string | null }, online: boolean): Promise<void> {
-  const who = { worldId: character.worldId, characterId: character.id, name: character.name };
-  if (character.roomId !== null) {
-    await bus.publish({ type: 'move', ...who, from: online ? null : character.roomId, to: online ? character.roomId : null, direction: null, cause: online ? 'login' : 'logout' });
-  }
-  await bus.publish({ type: 'presence', ...who, online });
-}
-
 /** One message as GET /chat and the `chat` event show it. */
 export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
   return { id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt };

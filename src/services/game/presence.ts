@@ -1,0 +1,74 @@
+/**
+ * Who is online, as the event streams tell it: a character is online while an unexpired session
+ * plays it. Binding a session to a character and ending sessions go through here, so every
+ * path (login, select, logout, kick, ban, deletion, password change, expiry) announces arrive /
+ * leave and presence once, and only when the character's state really changes.
+ */
+import type { Knex } from 'knex';
+import { toDbTime, type Clock } from '../../db/clock.ts';
+import type { EventBus, StreamEndReason } from '../../db/event-bus.ts';
+import type { CharacterRecord, CharacterRepository } from '../../db/repositories/character-repository.ts';
+import type { EndedSession, SessionRepository } from '../../db/repositories/session-repository.ts';
+
+export interface PresenceDeps {
+  bus: EventBus;
+  sessions: SessionRepository;
+  characters: CharacterRepository;
+  clock: Clock;
+}
+
+type Announced = Pick<CharacterRecord, 'id' | 'name' | 'worldId' | 'roomId'>;
+
+export class Presence {
+  private readonly d: PresenceDeps;
+
+  constructor(deps: PresenceDeps) {
+    this.d = deps;
+  }
+
+  /**
+   * Binds the session to the character. The character arrives and comes online unless another
+   * session (or this one, re-selecting) already plays it; the character the session played
+   * before leaves when no other session plays it. False when the session is gone.
+   */
+  async bind(session: { id: number; characterId: number | null }, character: Announced, trx: Knex.Transaction): Promise<boolean> {
+    const now = toDbTime(this.d.clock());
+    const alreadyOnline = await this.d.sessions.characterBound(character.id, now, trx);
+    if ((await this.d.sessions.bindCharacter(session.id, character.id, character.worldId, trx)) === 0) return false;
+    if (!alreadyOnline) await this.announce(character, true, trx);
+    if (session.characterId !== null && session.characterId !== character.id) await this.leaveIfUnplayed([session.characterId], trx);
+    return true;
+  }
+
+  /**
+   * Called once the sessions are deleted (inside the deleting transaction when there is one):
+   * their streams end on every instance with `reason`, and each character no other session
+   * plays leaves its room and goes offline. Characters must still exist here.
+   */
+  async ended(sessions: readonly EndedSession[], reason: StreamEndReason, trx?: Knex.Transaction): Promise<void> {
+    if (sessions.length === 0) return;
+    await this.d.bus.publish({ type: 'session.ended', sessionIds: sessions.map((s) => s.id), reason }, trx);
+    await this.leaveIfUnplayed(sessions.flatMap((s) => (s.characterId === null ? [] : [s.characterId])), trx);
+  }
+
+  private async leaveIfUnplayed(characterIds: readonly number[], trx?: Knex.Transaction): Promise<void> {
+    const now = toDbTime(this.d.clock());
+    for (const id of new Set(characterIds)) {
+      if (await this.d.sessions.characterBound(id, now, trx)) continue;
+      const character = await this.d.characters.findById(id, trx);
+      if (character) await this.announce(character, false, trx);
+    }
+  }
+
+  /** The others in its room see it arrive or leave; the world sees it come online or go offline. */
+  private async announce(character: Announced, online: boolean, trx?: Knex.Transaction): Promise<void> {
+    const who = { worldId: character.worldId, characterId: character.id, name: character.name };
+    if (character.roomId !== null) {
+      await this.d.bus.publish(
+        { type: 'move', ...who, from: online ? null : character.roomId, to: online ? character.roomId : null, direction: null, cause: online ? 'login' : 'logout' },
+        trx,
+      );
+    }
+    await this.d.bus.publish({ type: 'presence', ...who, online }, trx);
+  }
+}
