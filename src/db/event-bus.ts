@@ -20,7 +20,9 @@ export type BusEvent =
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
   | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
-  | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason };
+  | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
+  /** From the bus itself, to this instance only: it listens again after losing its connection. */
+  | { type: 'reconnected' };
 
 export interface EventBus {
   /** Publishes after commit: pass the transaction to have it delivered when (and only if) it commits; without one, call after the write. */
@@ -95,20 +97,25 @@ export class PostgresEventBus implements EventBus {
   }
 
   async start(): Promise<void> {
-    await this.connect();
+    await this.connect(false);
   }
 
-  private async connect(): Promise<void> {
+  private emit(event: BusEvent): void {
+    for (const handler of this.handlers) handler(event);
+  }
+
+  private async connect(reconnecting: boolean): Promise<void> {
     const client = new pg.Client({ connectionString: this.url });
     client.on('notification', (msg) => {
-      if (msg.channel !== this.channel || !msg.payload) return;
+      // Nothing before `reconnected` below: its chat catch-up must precede every live event.
+      if (this.client !== client || msg.channel !== this.channel || !msg.payload) return;
       let event: BusEvent;
       try {
         event = JSON.parse(msg.payload) as BusEvent;
       } catch {
         return;
       }
-      for (const handler of this.handlers) handler(event);
+      this.emit(event);
     });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
@@ -122,9 +129,12 @@ export class PostgresEventBus implements EventBus {
     }
     this.client = client;
     this.retryMs = RECONNECT_MIN_MS;
+    // Chat committed while the connection was down was never heard: the streams read it back
+    // (src/services/game/event-streams.ts), or a later live chat would hide the gap from resume.
+    if (reconnecting) this.emit({ type: 'reconnected' });
   }
 
-  /** Events published while the connection is down are lost (live delivery is at most once; chat resumes by Last-Event-ID). */
+  /** Events published while the connection is down are lost (live delivery is at most once), but for chat, which `reconnected` makes the streams read back. */
   private lost(client: pg.Client, err: Error): void {
     if (this.closed || this.client !== client) return;
     this.client = null;
@@ -139,7 +149,7 @@ export class PostgresEventBus implements EventBus {
     this.retryMs = Math.min(this.retryMs * 2, RECONNECT_MAX_MS);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      this.connect().catch((err: Error) => {
+      this.connect(true).catch((err: Error) => {
         if (this.closed) return;
         this.logger.warn('Event bus reconnect failed', { error: err.message });
         this.scheduleReconnect();

@@ -77,6 +77,8 @@ export interface TestServerOptions {
   clock?: TestClock;
   /** Run as a second instance on this server's database (its close() leaves the data alone). */
   shareDatabaseWith?: TestServer;
+  /** PostgreSQL url to use instead of MUD_TEST_DATABASE_URL (with MUD_TEST_DB=postgres). */
+  databaseUrl?: string;
 }
 
 /** Creates (or drops, with everything in it) a PostgreSQL schema. */
@@ -91,7 +93,7 @@ export async function createSchema(url: string, schema: string, drop: boolean): 
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mud-test-'));
-  const pgUrl = process.env.MUD_TEST_DATABASE_URL ?? '';
+  const pgUrl = options.databaseUrl ?? process.env.MUD_TEST_DATABASE_URL ?? '';
   if (usePostgres && !pgUrl) throw new Error('MUD_TEST_DB=postgres needs MUD_TEST_DATABASE_URL');
   const shared = options.shareDatabaseWith;
   const ownsDatabase = shared === undefined;

@@ -55,7 +55,6 @@ interface Stream {
   blocked: boolean;
   /** Live events arriving while the missed chat is being replayed. */
   pending: BusEvent[] | null;
-  heartbeat: NodeJS.Timeout;
   ended: boolean;
   /** Consecutive session checks that found the session gone. */
   missedChecks: number;
@@ -84,6 +83,8 @@ export class EventStreams {
   private readonly streams = new Set<Stream>();
   private readonly counters: StreamCounters = { open: 0, eventsSent: 0, endedByReason: {} };
   private sessionCheck: NodeJS.Timeout | null = null;
+  /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
+  private heartbeat: NodeJS.Timeout | null = null;
   private checking = false;
   private stopped = false;
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
@@ -105,12 +106,17 @@ export class EventStreams {
     await this.d.bus.start();
     this.sessionCheck = setInterval(() => void this.checkSessions(), SESSION_CHECK_MS);
     this.sessionCheck.unref();
+    this.heartbeat = setInterval(() => {
+      for (const stream of this.streams) this.write(stream, ': heartbeat\n\n');
+    }, this.d.config.heartbeatSeconds * 1000);
+    this.heartbeat.unref();
   }
 
   /** Ends every stream (reason shutdown) and stops listening. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sessionCheck) clearInterval(this.sessionCheck);
+    if (this.heartbeat) clearInterval(this.heartbeat);
     for (const stream of [...this.streams]) this.end(stream, 'shutdown');
     await this.d.bus.close();
   }
@@ -130,7 +136,6 @@ export class EventStreams {
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
     const own = [...this.streams].filter((s) => s.sessionId === sessionId);
     for (const old of own.slice(0, Math.max(0, own.length - this.d.config.streamsPerSession + 1))) this.end(old, 'replaced');
-    const heartbeatMs = this.d.config.heartbeatSeconds * 1000;
     const stream: Stream = {
       sessionId,
       player: { ...player },
@@ -140,11 +145,9 @@ export class EventStreams {
       queue: [],
       blocked: false,
       pending: [],
-      heartbeat: setInterval(() => this.write(stream, ': heartbeat\n\n'), heartbeatMs),
       ended: false,
       missedChecks: 0,
     };
-    stream.heartbeat.unref();
     sink.onDrain(() => this.drain(stream));
     // Registered before the replay is read, so nothing committed in between is missed.
     this.streams.add(stream);
@@ -167,7 +170,6 @@ export class EventStreams {
   private end(stream: Stream, reason: StreamEndReason): void {
     if (stream.ended) return;
     stream.ended = true;
-    clearInterval(stream.heartbeat);
     this.streams.delete(stream);
     this.counters.endedByReason[reason] = (this.counters.endedByReason[reason] ?? 0) + 1;
     if (reason === 'lagging') {
@@ -185,7 +187,6 @@ export class EventStreams {
     for (const stream of this.streams) {
       if (stream.sink !== sink) continue;
       stream.ended = true;
-      clearInterval(stream.heartbeat);
       this.streams.delete(stream);
     }
   }
@@ -232,7 +233,7 @@ export class EventStreams {
       for (const stream of [...this.streams]) if (ids.has(stream.sessionId)) this.end(stream, event.reason);
       return;
     }
-    const targets = [...this.streams].filter((s) => s.player.worldId === event.worldId);
+    const targets = [...this.streams].filter((s) => event.type === 'reconnected' || s.player.worldId === event.worldId);
     if (targets.length === 0) return;
     // Chat rows are read once for every stream of this instance.
     const rows = event.type === 'chat' ? await this.d.repo.messagesByIds(event.messageIds) : [];
@@ -275,6 +276,12 @@ export class EventStreams {
         return;
       case 'presence':
         if (event.characterId !== me.characterId) this.send(stream, 'presence', { character: event.name, online: event.online } satisfies Schemas['PresenceEvent']);
+        return;
+      case 'reconnected':
+        // The chat committed while the bus was down, read back as a resume does.
+        if (me.roomId) {
+          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row);
+        }
         return;
       case 'session.ended':
         return;
