@@ -11,7 +11,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service name and version */
+        /**
+         * Service name and version
+         * @description A browser, whose `Accept` header ranks `text/html` above `application/json`, is sent to
+         *     the play client at `/play` instead (302). Other clients (JSON, `*\/*`, no `Accept`) get
+         *     the service information. The answer varies by `Accept`.
+         */
         get: operations["getServiceInfo"];
         put?: never;
         post?: never;
@@ -2205,6 +2210,18 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["ServiceInfo"];
                 };
+            };
+            /** @description A browser is sent to the play client. */
+            302: {
+                headers: {
+                    /**
+                     * @description Always `/play`.
+                     * @example /play
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
         };

@@ -1,7 +1,7 @@
 /**
  * Assembles the Express application from already-built services. Order matters:
- * request context → CORS → docs (outside the contract) → JSON body → NUL refusal → contract
- * validation → routers → 404 → error mapper.
+ * request context → CORS → docs and play client (outside the contract) → JSON body → NUL
+ * refusal → contract validation → routers → 404 → error mapper.
  */
 import express, { type Express } from 'express';
 import cors from 'cors';
@@ -14,6 +14,7 @@ import { normalizeCaseInsensitiveFields } from './middleware/normalize.ts';
 import { rejectNul } from './middleware/reject-nul.ts';
 import { errorHandler, notFound } from './errors.ts';
 import { docsRouter } from './routes/docs.ts';
+import { playRouter } from './routes/play.ts';
 import { publicRouter } from './routes/public.ts';
 import { accountsRouter } from './routes/accounts.ts';
 import { adminRouter } from './routes/admin.ts';
@@ -61,6 +62,7 @@ export function createApp({ config, logger, contract, version, services, request
     }),
   );
   app.use(docsRouter(contract));
+  app.use(playRouter());
   // Policy documents keep `1.0` apart from `1`, so their hashes match the reference server's.
   const json = express.json({ limit: config.server.maxBodyBytes });
   const jsonKeepingFloats = express.json({ limit: config.server.maxBodyBytes, reviver: keepFloats as (key: string, value: unknown) => unknown });

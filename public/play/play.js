@@ -1,0 +1,1489 @@
+// Built by scripts/build-play.ts from web/: edit those sources, then run `npm run play`.
+
+// node_modules/openapi-fetch/dist/index.mjs
+var PATH_PARAM_RE = /\{[^{}]+\}/g;
+var supportsRequestInitExt = () => {
+  return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
+};
+function randomID() {
+  return Math.random().toString(36).slice(2, 11);
+}
+function createClient(clientOptions) {
+  let {
+    baseUrl = "",
+    Request: CustomRequest = globalThis.Request,
+    fetch: baseFetch = globalThis.fetch,
+    querySerializer: globalQuerySerializer,
+    bodySerializer: globalBodySerializer,
+    pathSerializer: globalPathSerializer,
+    headers: baseHeaders,
+    requestInitExt = void 0,
+    ...baseOptions
+  } = { ...clientOptions };
+  requestInitExt = supportsRequestInitExt() ? requestInitExt : void 0;
+  baseUrl = removeTrailingSlash(baseUrl);
+  const globalMiddlewares = [];
+  async function coreFetch(schemaPath, fetchOptions) {
+    const {
+      baseUrl: localBaseUrl,
+      fetch = baseFetch,
+      Request = CustomRequest,
+      headers,
+      params = {},
+      parseAs = "json",
+      querySerializer: requestQuerySerializer,
+      bodySerializer = globalBodySerializer ?? defaultBodySerializer,
+      pathSerializer: requestPathSerializer,
+      body,
+      middleware: requestMiddlewares = [],
+      ...init
+    } = fetchOptions || {};
+    let finalBaseUrl = baseUrl;
+    if (localBaseUrl) {
+      finalBaseUrl = removeTrailingSlash(localBaseUrl) ?? baseUrl;
+    }
+    let querySerializer = typeof globalQuerySerializer === "function" ? globalQuerySerializer : createQuerySerializer(globalQuerySerializer);
+    if (requestQuerySerializer) {
+      querySerializer = typeof requestQuerySerializer === "function" ? requestQuerySerializer : createQuerySerializer({
+        ...typeof globalQuerySerializer === "object" ? globalQuerySerializer : {},
+        ...requestQuerySerializer
+      });
+    }
+    const pathSerializer = requestPathSerializer || globalPathSerializer || defaultPathSerializer;
+    const serializedBody = body === void 0 ? void 0 : bodySerializer(
+      body,
+      // Note: we declare mergeHeaders() both here and below because it’s a bit of a chicken-or-egg situation:
+      // bodySerializer() needs all headers so we aren’t dropping ones set by the user, however,
+      // the result of this ALSO sets the lowest-priority content-type header. So we re-merge below,
+      // setting the content-type at the very beginning to be overwritten.
+      // Lastly, based on the way headers work, it’s not a simple “present-or-not” check becauase null intentionally un-sets headers.
+      mergeHeaders(baseHeaders, headers, params.header)
+    );
+    const finalHeaders = mergeHeaders(
+      // with no body, we should not to set Content-Type
+      serializedBody === void 0 || // if serialized body is FormData; browser will correctly set Content-Type & boundary expression
+      serializedBody instanceof FormData ? {} : {
+        "Content-Type": "application/json"
+      },
+      baseHeaders,
+      headers,
+      params.header
+    );
+    const finalMiddlewares = [...globalMiddlewares, ...requestMiddlewares];
+    const requestInit = {
+      redirect: "follow",
+      ...baseOptions,
+      ...init,
+      body: serializedBody,
+      headers: finalHeaders
+    };
+    let id;
+    let options;
+    let request = new Request(
+      createFinalURL(schemaPath, { baseUrl: finalBaseUrl, params, querySerializer, pathSerializer }),
+      requestInit
+    );
+    let response;
+    for (const key in init) {
+      if (!(key in request)) {
+        request[key] = init[key];
+      }
+    }
+    if (finalMiddlewares.length) {
+      id = randomID();
+      options = Object.freeze({
+        baseUrl: finalBaseUrl,
+        fetch,
+        parseAs,
+        querySerializer,
+        bodySerializer,
+        pathSerializer
+      });
+      for (const m of finalMiddlewares) {
+        if (m && typeof m === "object" && typeof m.onRequest === "function") {
+          const result = await m.onRequest({
+            request,
+            schemaPath,
+            params,
+            options,
+            id
+          });
+          if (result) {
+            if (result instanceof Request) {
+              request = result;
+            } else if (result instanceof Response) {
+              response = result;
+              break;
+            } else {
+              throw new Error("onRequest: must return new Request() or Response() when modifying the request");
+            }
+          }
+        }
+      }
+    }
+    if (!response) {
+      try {
+        response = await fetch(request, requestInitExt);
+      } catch (error2) {
+        let errorAfterMiddleware = error2;
+        if (finalMiddlewares.length) {
+          for (let i = finalMiddlewares.length - 1; i >= 0; i--) {
+            const m = finalMiddlewares[i];
+            if (m && typeof m === "object" && typeof m.onError === "function") {
+              const result = await m.onError({
+                request,
+                error: errorAfterMiddleware,
+                schemaPath,
+                params,
+                options,
+                id
+              });
+              if (result) {
+                if (result instanceof Response) {
+                  errorAfterMiddleware = void 0;
+                  response = result;
+                  break;
+                }
+                if (result instanceof Error) {
+                  errorAfterMiddleware = result;
+                  continue;
+                }
+                throw new Error("onError: must return new Response() or instance of Error");
+              }
+            }
+          }
+        }
+        if (errorAfterMiddleware) {
+          throw errorAfterMiddleware;
+        }
+      }
+      if (finalMiddlewares.length) {
+        for (let i = finalMiddlewares.length - 1; i >= 0; i--) {
+          const m = finalMiddlewares[i];
+          if (m && typeof m === "object" && typeof m.onResponse === "function") {
+            const result = await m.onResponse({
+              request,
+              response,
+              schemaPath,
+              params,
+              options,
+              id
+            });
+            if (result) {
+              if (!(result instanceof Response)) {
+                throw new Error("onResponse: must return new Response() when modifying the response");
+              }
+              response = result;
+            }
+          }
+        }
+      }
+    }
+    const contentLength = response.headers.get("Content-Length");
+    if (response.status === 204 || request.method === "HEAD" || contentLength === "0" && !response.headers.get("Transfer-Encoding")?.includes("chunked")) {
+      return response.ok ? { data: void 0, response } : { error: void 0, response };
+    }
+    if (response.ok) {
+      const getResponseData = async () => {
+        if (parseAs === "stream") {
+          return response.body;
+        }
+        if (parseAs === "json" && !contentLength) {
+          const raw = await response.text();
+          return raw ? JSON.parse(raw) : void 0;
+        }
+        return await response[parseAs]();
+      };
+      return { data: await getResponseData(), response };
+    }
+    let error = await response.text();
+    try {
+      error = JSON.parse(error);
+    } catch {
+    }
+    return { error, response };
+  }
+  return {
+    request(method, url, init) {
+      return coreFetch(url, { ...init, method: method.toUpperCase() });
+    },
+    /** Call a GET endpoint */
+    GET(url, init) {
+      return coreFetch(url, { ...init, method: "GET" });
+    },
+    /** Call a PUT endpoint */
+    PUT(url, init) {
+      return coreFetch(url, { ...init, method: "PUT" });
+    },
+    /** Call a POST endpoint */
+    POST(url, init) {
+      return coreFetch(url, { ...init, method: "POST" });
+    },
+    /** Call a DELETE endpoint */
+    DELETE(url, init) {
+      return coreFetch(url, { ...init, method: "DELETE" });
+    },
+    /** Call a OPTIONS endpoint */
+    OPTIONS(url, init) {
+      return coreFetch(url, { ...init, method: "OPTIONS" });
+    },
+    /** Call a HEAD endpoint */
+    HEAD(url, init) {
+      return coreFetch(url, { ...init, method: "HEAD" });
+    },
+    /** Call a PATCH endpoint */
+    PATCH(url, init) {
+      return coreFetch(url, { ...init, method: "PATCH" });
+    },
+    /** Call a TRACE endpoint */
+    TRACE(url, init) {
+      return coreFetch(url, { ...init, method: "TRACE" });
+    },
+    /** Register middleware */
+    use(...middleware) {
+      for (const m of middleware) {
+        if (!m) {
+          continue;
+        }
+        if (typeof m !== "object" || !("onRequest" in m || "onResponse" in m || "onError" in m)) {
+          throw new Error("Middleware must be an object with one of `onRequest()`, `onResponse() or `onError()`");
+        }
+        globalMiddlewares.push(m);
+      }
+    },
+    /** Unregister middleware */
+    eject(...middleware) {
+      for (const m of middleware) {
+        const i = globalMiddlewares.indexOf(m);
+        if (i !== -1) {
+          globalMiddlewares.splice(i, 1);
+        }
+      }
+    }
+  };
+}
+function serializePrimitiveParam(name, value, options) {
+  if (value === void 0 || value === null) {
+    return "";
+  }
+  if (typeof value === "object") {
+    throw new Error(
+      "Deeply-nested arrays/objects aren’t supported. Provide your own `querySerializer()` to handle these."
+    );
+  }
+  return `${name}=${options?.allowReserved === true ? value : encodeURIComponent(value)}`;
+}
+function serializeObjectParam(name, value, options) {
+  if (!value || typeof value !== "object") {
+    return "";
+  }
+  const values = [];
+  const joiner = {
+    simple: ",",
+    label: ".",
+    matrix: ";"
+  }[options.style] || "&";
+  if (options.style !== "deepObject" && options.explode === false) {
+    for (const k in value) {
+      values.push(k, options.allowReserved === true ? value[k] : encodeURIComponent(value[k]));
+    }
+    const final2 = values.join(",");
+    switch (options.style) {
+      case "form": {
+        return `${name}=${final2}`;
+      }
+      case "label": {
+        return `.${final2}`;
+      }
+      case "matrix": {
+        return `;${name}=${final2}`;
+      }
+      default: {
+        return final2;
+      }
+    }
+  }
+  for (const k in value) {
+    const finalName = options.style === "deepObject" ? `${name}[${k}]` : k;
+    values.push(serializePrimitiveParam(finalName, value[k], options));
+  }
+  const final = values.join(joiner);
+  return options.style === "label" || options.style === "matrix" ? `${joiner}${final}` : final;
+}
+function serializeArrayParam(name, value, options) {
+  if (!Array.isArray(value)) {
+    return "";
+  }
+  if (options.explode === false) {
+    const joiner2 = { form: ",", spaceDelimited: "%20", pipeDelimited: "|" }[options.style] || ",";
+    const final = (options.allowReserved === true ? value : value.map((v) => encodeURIComponent(v))).join(joiner2);
+    switch (options.style) {
+      case "simple": {
+        return final;
+      }
+      case "label": {
+        return `.${final}`;
+      }
+      case "matrix": {
+        return `;${name}=${final}`;
+      }
+      // case "spaceDelimited":
+      // case "pipeDelimited":
+      default: {
+        return `${name}=${final}`;
+      }
+    }
+  }
+  const joiner = { simple: ",", label: ".", matrix: ";" }[options.style] || "&";
+  const values = [];
+  for (const v of value) {
+    if (options.style === "simple" || options.style === "label") {
+      values.push(options.allowReserved === true ? v : encodeURIComponent(v));
+    } else {
+      values.push(serializePrimitiveParam(name, v, options));
+    }
+  }
+  return options.style === "label" || options.style === "matrix" ? `${joiner}${values.join(joiner)}` : values.join(joiner);
+}
+function createQuerySerializer(options) {
+  return function querySerializer(queryParams) {
+    const search = [];
+    if (queryParams && typeof queryParams === "object") {
+      for (const name in queryParams) {
+        const value = queryParams[name];
+        if (value === void 0 || value === null) {
+          continue;
+        }
+        if (Array.isArray(value)) {
+          if (value.length === 0) {
+            continue;
+          }
+          search.push(
+            serializeArrayParam(name, value, {
+              style: "form",
+              explode: true,
+              ...options?.array,
+              allowReserved: options?.allowReserved || false
+            })
+          );
+          continue;
+        }
+        if (typeof value === "object") {
+          search.push(
+            serializeObjectParam(name, value, {
+              style: "deepObject",
+              explode: true,
+              ...options?.object,
+              allowReserved: options?.allowReserved || false
+            })
+          );
+          continue;
+        }
+        search.push(serializePrimitiveParam(name, value, options));
+      }
+    }
+    return search.join("&");
+  };
+}
+function defaultPathSerializer(pathname, pathParams) {
+  let nextURL = pathname;
+  for (const match of pathname.match(PATH_PARAM_RE) ?? []) {
+    let name = match.substring(1, match.length - 1);
+    let explode = false;
+    let style = "simple";
+    if (name.endsWith("*")) {
+      explode = true;
+      name = name.substring(0, name.length - 1);
+    }
+    if (name.startsWith(".")) {
+      style = "label";
+      name = name.substring(1);
+    } else if (name.startsWith(";")) {
+      style = "matrix";
+      name = name.substring(1);
+    }
+    if (!pathParams || pathParams[name] === void 0 || pathParams[name] === null) {
+      continue;
+    }
+    const value = pathParams[name];
+    if (Array.isArray(value)) {
+      nextURL = nextURL.replace(match, serializeArrayParam(name, value, { style, explode }));
+      continue;
+    }
+    if (typeof value === "object") {
+      nextURL = nextURL.replace(match, serializeObjectParam(name, value, { style, explode }));
+      continue;
+    }
+    if (style === "matrix") {
+      nextURL = nextURL.replace(match, `;${serializePrimitiveParam(name, value)}`);
+      continue;
+    }
+    nextURL = nextURL.replace(match, style === "label" ? `.${encodeURIComponent(value)}` : encodeURIComponent(value));
+  }
+  return nextURL;
+}
+function defaultBodySerializer(body, headers) {
+  if (body instanceof FormData) {
+    return body;
+  }
+  if (headers) {
+    const contentType = headers.get instanceof Function ? headers.get("Content-Type") ?? headers.get("content-type") : headers["Content-Type"] ?? headers["content-type"];
+    if (contentType === "application/x-www-form-urlencoded") {
+      return new URLSearchParams(body).toString();
+    }
+  }
+  return JSON.stringify(body);
+}
+function createFinalURL(pathname, options) {
+  let finalURL = `${options.baseUrl}${pathname}`;
+  if (options.params?.path) {
+    finalURL = options.pathSerializer(finalURL, options.params.path);
+  }
+  let search = options.querySerializer(options.params.query ?? {});
+  if (search.startsWith("?")) {
+    search = search.substring(1);
+  }
+  if (search) {
+    finalURL += `?${search}`;
+  }
+  return finalURL;
+}
+function mergeHeaders(...allHeaders) {
+  const finalHeaders = new Headers();
+  for (const h2 of allHeaders) {
+    if (!h2 || typeof h2 !== "object") {
+      continue;
+    }
+    const iterator = h2 instanceof Headers ? h2.entries() : Object.entries(h2);
+    for (const [k, v] of iterator) {
+      if (v === null) {
+        finalHeaders.delete(k);
+      } else if (Array.isArray(v)) {
+        for (const v2 of v) {
+          finalHeaders.append(k, v2);
+        }
+      } else if (v !== void 0) {
+        finalHeaders.set(k, v);
+      }
+    }
+  }
+  return finalHeaders;
+}
+function removeTrailingSlash(url) {
+  if (url.endsWith("/")) {
+    return url.substring(0, url.length - 1);
+  }
+  return url;
+}
+
+// web/api.ts
+var api = createClient({ baseUrl: location.origin });
+var STORAGE_KEY = "mud-play-session";
+var current = null;
+var onSessionLost = () => {
+};
+api.use({
+  onRequest({ request }) {
+    if (current) request.headers.set("Authorization", `Bearer ${current.id}`);
+    return request;
+  },
+  onResponse({ request, response }) {
+    if (response.status === 401 && request.headers.has("Authorization")) onSessionLost("Your session has ended. Please log in again.");
+    return response;
+  }
+});
+function whenSessionLost(handler) {
+  onSessionLost = handler;
+}
+function session() {
+  if (current) return current;
+  const stored2 = sessionStorage.getItem(STORAGE_KEY);
+  if (stored2) current = JSON.parse(stored2);
+  return current;
+}
+function saveSession(value) {
+  current = value;
+  if (value) sessionStorage.setItem(STORAGE_KEY, JSON.stringify(value));
+  else sessionStorage.removeItem(STORAGE_KEY);
+}
+async function call(request) {
+  try {
+    const { data, error, response } = await request;
+    if (response.ok && data !== void 0) return { ok: true, data };
+    return { ok: false, status: response.status, detail: error?.detail ?? `The server answered ${response.status}.` };
+  } catch {
+    return { ok: false, status: 0, detail: "The server cannot be reached." };
+  }
+}
+function eventsUrl(sessionId) {
+  const path = "/events/{session_id}";
+  return path.replace("{session_id}", encodeURIComponent(sessionId));
+}
+
+// web/dom.ts
+function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag);
+  if (props.class) element.className = props.class;
+  if (props.text !== void 0) element.textContent = props.text;
+  for (const [name, value] of Object.entries(props.attrs ?? {})) {
+    if (value !== false) element.setAttribute(name, value === true ? "" : value);
+  }
+  if (props.onClick) element.addEventListener("click", props.onClick);
+  append(element, ...children);
+  return element;
+}
+function append(parent, ...children) {
+  for (const child of children) {
+    if (child === null || child === void 0 || child === false) continue;
+    parent.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+}
+var fieldCount = 0;
+function field(label, input2, hint) {
+  input2.id ||= `f-${++fieldCount}`;
+  return h("div", { class: "field" }, h("label", { text: label, attrs: { for: input2.id } }), input2, hint ? h("small", { class: "hint", text: hint }) : null);
+}
+function form(children, submitLabel, onSubmit) {
+  const error = h("p", { class: "form-error", attrs: { role: "alert", hidden: true } });
+  const submit = h("button", { class: "primary", text: submitLabel, attrs: { type: "submit" } });
+  const element = h("form", { attrs: { novalidate: true } }, ...children, error, submit);
+  element.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit.disabled = true;
+    error.hidden = true;
+    void onSubmit().then((message) => {
+      if (message === null) return;
+      error.textContent = message;
+      error.hidden = false;
+    }).finally(() => {
+      submit.disabled = false;
+    });
+  });
+  return element;
+}
+
+// web/auth.ts
+var PASSWORD_HINT = "At least 12 characters; not a common password, no runs like abc or 123, no character 4 times in a row.";
+function input(type, autocomplete, extra = {}) {
+  return h("input", { attrs: { type, autocomplete, required: true, ...extra } });
+}
+async function logIn(username, password) {
+  const result = await call(api.POST("/login", { params: { header: { "X-Client-Type": "web" } }, body: { username, password } }));
+  if (!result.ok) return result.detail;
+  const session2 = { id: result.data.session_id, username, role: result.data.role, worlds: result.data.available_worlds };
+  saveSession(session2);
+  return session2;
+}
+function loginForm(nav2) {
+  const username = input("text", "username", { autocapitalize: "none", spellcheck: "false" });
+  const password = input("password", "current-password");
+  return form([field("Username", username), field("Password", password)], "Log in", async () => {
+    const session2 = await logIn(username.value.trim(), password.value);
+    if (typeof session2 === "string") return session2;
+    nav2.lobby();
+    return null;
+  });
+}
+function registerForm(nav2) {
+  const username = input("text", "username", { autocapitalize: "none", spellcheck: "false" });
+  const password = input("password", "new-password");
+  const confirm = input("password", "new-password");
+  return form(
+    [
+      field("Username", username, "2–20 letters, digits, _ . or -"),
+      field("Password", password, PASSWORD_HINT),
+      field("Repeat the password", confirm)
+    ],
+    "Create account",
+    async () => {
+      const body = { username: username.value.trim(), password: password.value, password_confirm: confirm.value };
+      const registered = await call(api.POST("/register", { body }));
+      if (!registered.ok) return registered.detail;
+      const session2 = await logIn(body.username, body.password);
+      if (typeof session2 === "string") return session2;
+      nav2.lobby();
+      return null;
+    }
+  );
+}
+function guestForm(nav2) {
+  const name = input("text", "off", { spellcheck: "false" });
+  const password = input("password", "new-password");
+  const confirm = input("password", "new-password");
+  return form(
+    [
+      field("Character name", name, "Letters, spaces, apostrophes and hyphens, e.g. Wren Ashdown."),
+      field("Password", password, PASSWORD_HINT),
+      field("Repeat the password", confirm)
+    ],
+    "Play as guest",
+    async () => {
+      const body = { character_name: name.value.trim(), password: password.value, password_confirm: confirm.value };
+      const guest = await call(api.POST("/register-guest", { body }));
+      if (!guest.ok) return guest.detail;
+      const session2 = await logIn(guest.data.username, body.password);
+      if (typeof session2 === "string") return session2;
+      const selected = await call(api.POST("/characters/select", { body: { character_id: guest.data.character_id } }));
+      if (!selected.ok) return selected.detail;
+      saveSession({
+        ...session2,
+        character: { name: selected.data.character_name, worldId: guest.data.world_id },
+        guestNotice: `You play as guest account ${guest.data.username}: note the name to log in again. Guest accounts last 24 hours.`
+      });
+      nav2.game();
+      return null;
+    }
+  );
+}
+function authScreen(nav2, notice) {
+  const tabs = [
+    { id: "login", label: "Log in", panel: loginForm(nav2) },
+    { id: "register", label: "New account", panel: registerForm(nav2) },
+    { id: "guest", label: "Play as guest", panel: guestForm(nav2) }
+  ];
+  const tabList = h("div", { class: "tabs", attrs: { role: "tablist", "aria-label": "How to enter" } });
+  const panels = tabs.map(({ id, panel }) => h("div", { class: "tab-panel", attrs: { role: "tabpanel", id: `panel-${id}`, "aria-labelledby": `tab-${id}` } }, panel));
+  const buttons = tabs.map(({ id, label }, index) => {
+    const button = h("button", { text: label, attrs: { type: "button", role: "tab", id: `tab-${id}`, "aria-controls": `panel-${id}` } });
+    button.addEventListener("click", () => select(index));
+    button.addEventListener("keydown", (event) => {
+      const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+      if (step === 0) return;
+      event.preventDefault();
+      const next = (index + step + tabs.length) % tabs.length;
+      select(next);
+      buttons[next].focus();
+    });
+    return button;
+  });
+  const select = (chosen) => {
+    buttons.forEach((button, index) => {
+      button.setAttribute("aria-selected", String(index === chosen));
+      button.tabIndex = index === chosen ? 0 : -1;
+      panels[index].hidden = index !== chosen;
+    });
+  };
+  tabList.append(...buttons);
+  select(0);
+  const first = panels[0].querySelector("input") ?? buttons[0];
+  const element = h(
+    "main",
+    { class: "auth" },
+    h(
+      "section",
+      { class: "card auth-card" },
+      h("h1", { class: "brand" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), " MUD"),
+      h("p", { class: "tagline", text: "A text adventure in many worlds: walk, talk and explore with other players." }),
+      notice ? h("p", { class: "notice", text: notice, attrs: { role: "status" } }) : null,
+      tabList,
+      ...panels
+    )
+  );
+  return { element, focus: first };
+}
+
+// web/live.ts
+var RETRY_MS = [500, 1e3, 2e3, 4e3];
+var POLL_MS = 2e3;
+var STREAM_FAILURES_BEFORE_POLLING = 3;
+var STREAM_RETRY_MS = 3e4;
+var TRANSIENT_ENDS = /* @__PURE__ */ new Set(["shutdown", "lagging"]);
+function connectLive(sessionId, handlers) {
+  let source = null;
+  let stopped = false;
+  let away = false;
+  let attempts = 0;
+  let streamFailures = 0;
+  let polling = false;
+  let timer;
+  let pollTimer;
+  let lastChatId = 0;
+  const shown = /* @__PURE__ */ new Set();
+  let held = null;
+  const showChat = (message) => {
+    if (shown.has(message.id)) return;
+    shown.add(message.id);
+    lastChatId = Math.max(lastChatId, message.id);
+    handlers.chat(message);
+  };
+  const setAway = () => {
+    away = true;
+    handlers.state("away");
+  };
+  const fetchMissed = async () => {
+    const result = await call(api.GET("/chat/{session_id}", { params: { path: { session_id: sessionId }, query: { after: lastChatId } } }));
+    if (!result.ok) return false;
+    result.data.messages.forEach(showChat);
+    return true;
+  };
+  const catchUp = async () => {
+    held = [];
+    await fetchMissed();
+    const live = held;
+    held = null;
+    live.forEach(showChat);
+    if (away) {
+      away = false;
+      handlers.resumed();
+    }
+  };
+  const on = (stream, name, handle) => {
+    stream.addEventListener(name, (event) => {
+      if (stream !== source) return;
+      const data = JSON.parse(event.data);
+      handle(data);
+    });
+  };
+  const openStream = () => {
+    const stream = new EventSource(eventsUrl(sessionId));
+    source = stream;
+    let opened = false;
+    stream.addEventListener("open", () => {
+      opened = true;
+      attempts = 0;
+      streamFailures = 0;
+      handlers.state("live");
+      void catchUp();
+    });
+    stream.addEventListener("error", () => {
+      if (stream !== source) return;
+      setAway();
+      if (!opened || stream.readyState === EventSource.CLOSED) reconnect();
+    });
+    on(stream, "chat", (message) => held ? held.push(message) : showChat(message));
+    on(stream, "arrive", handlers.arrive);
+    on(stream, "leave", handlers.leave);
+    on(stream, "item", handlers.item);
+    on(stream, "presence", handlers.presence);
+    on(stream, "room", handlers.room);
+    on(stream, "end", ({ reason }) => {
+      if (TRANSIENT_ENDS.has(reason)) {
+        setAway();
+        reconnect();
+      } else {
+        stop();
+        handlers.ended(reason);
+      }
+    });
+  };
+  const closeStream = () => {
+    source?.close();
+    source = null;
+  };
+  const reconnect = () => {
+    closeStream();
+    clearTimeout(timer);
+    timer = setTimeout(() => void probe(), RETRY_MS[Math.min(attempts, RETRY_MS.length - 1)]);
+    attempts++;
+  };
+  const probe = async () => {
+    const status = await call(api.GET("/status/{session_id}", { params: { path: { session_id: sessionId } } }));
+    if (stopped) return;
+    if (!status.ok) return status.status === 401 ? void 0 : reconnect();
+    if (streamFailures >= STREAM_FAILURES_BEFORE_POLLING) return startPolling();
+    streamFailures++;
+    openStream();
+  };
+  const poll = async () => {
+    if (await fetchMissed()) {
+      handlers.state("polling");
+      if (away) {
+        away = false;
+        handlers.resumed();
+      }
+    } else if (!stopped) setAway();
+  };
+  const startPolling = () => {
+    closeStream();
+    polling = true;
+    handlers.state("polling");
+    void poll();
+    pollTimer = setInterval(() => void poll(), POLL_MS);
+    if (typeof EventSource === "function") {
+      timer = setTimeout(() => {
+        clearInterval(pollTimer);
+        polling = false;
+        streamFailures = 0;
+        openStream();
+      }, STREAM_RETRY_MS);
+    }
+  };
+  const stop = () => {
+    stopped = true;
+    closeStream();
+    clearTimeout(timer);
+    clearInterval(pollTimer);
+  };
+  handlers.state("connecting");
+  if (typeof EventSource === "function") openStream();
+  else startPolling();
+  return {
+    poke: () => {
+      if (polling) void poll();
+    },
+    stop
+  };
+}
+
+// web/admin.ts
+function onlineText(player) {
+  if (player.is_online_in_world) return `Playing (${player.online_world_ids.join(", ")})`;
+  return player.is_online_account ? "Online" : "Offline";
+}
+function table(headings, rows, empty) {
+  const head = h("tr", {}, ...headings.map((text) => h("th", { text, attrs: { scope: "col" } })));
+  const body = h("tbody", {}, ...rows);
+  if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
+  return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
+}
+function openAdmin(session2, opener) {
+  const status = h("p", { class: "admin-status", attrs: { role: "status" } });
+  const users = h("section", { attrs: { "aria-labelledby": "admin-users" } });
+  const sessions = h("section", { attrs: { "aria-labelledby": "admin-sessions" } });
+  const closeButton = h("button", { class: "ghost", text: "Close", attrs: { type: "button" } });
+  const refreshButton = h("button", { class: "ghost", text: "Refresh", attrs: { type: "button" } });
+  const report = (outcome) => {
+    const ok = outcome.ok && outcome.data.success;
+    status.textContent = outcome.ok ? outcome.data.message : outcome.detail;
+    status.dataset.ok = String(ok);
+    void refresh();
+  };
+  const usernameInput = h("input", { attrs: { type: "text", list: "admin-usernames", autocomplete: "off", spellcheck: "false" } });
+  const usernames = h("datalist", { attrs: { id: "admin-usernames" } });
+  const worldSelect = h("select", {}, ...session2.worlds.map((world) => h("option", { text: world.name, attrs: { value: world.id } })));
+  const grantForm = h(
+    "form",
+    { class: "grant" },
+    field("User", usernameInput),
+    usernames,
+    field("World", worldSelect),
+    h("button", { class: "primary", text: "Grant access", attrs: { type: "submit" } })
+  );
+  grantForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { target_username: usernameInput.value.trim(), world_id: worldSelect.value, can_access: true };
+    report(await call(api.POST("/admin/user/world-access", { body })));
+  });
+  const refresh = async () => {
+    const [players, live] = await Promise.all([call(api.GET("/admin/database/players")), call(api.GET("/admin/database/sessions"))]);
+    if (!players.ok) users.replaceChildren(h("h3", { text: "Users", attrs: { id: "admin-users" } }), h("p", { class: "form-error", text: players.detail }));
+    else {
+      usernames.replaceChildren(...players.data.players.map((player) => h("option", { attrs: { value: player.username } })));
+      const rows = players.data.players.map((player) => {
+        const banned = !player.is_active;
+        const action = h("button", { class: "small", text: banned ? "Unban" : "Ban", attrs: { type: "button", "aria-label": `${banned ? "Unban" : "Ban"} ${player.username}` } });
+        action.addEventListener("click", async () => {
+          report(await call(api.POST("/admin/user/manage", { body: { action: banned ? "unban" : "ban", target_username: player.username } })));
+        });
+        return h(
+          "tr",
+          { class: banned ? "banned" : "" },
+          h("th", { text: player.username, attrs: { scope: "row" } }),
+          h("td", { text: player.role }),
+          h("td", {}, h("span", { class: `dot ${player.is_online_account ? "on" : "off"}`, attrs: { "aria-hidden": "true" } }), onlineText(player)),
+          h("td", { text: banned ? "Banned" : player.is_guest ? "Guest" : "Active" }),
+          h("td", { text: String(player.character_count) }),
+          h("td", {}, action)
+        );
+      });
+      users.replaceChildren(h("h3", { text: `Users (${rows.length})`, attrs: { id: "admin-users" } }), table(["User", "Role", "Online", "Account", "Characters", ""], rows, "No users."));
+    }
+    if (!live.ok) sessions.replaceChildren(h("h3", { text: "Sessions", attrs: { id: "admin-sessions" } }), h("p", { class: "form-error", text: live.detail }));
+    else {
+      const rows = live.data.sessions.map((row) => {
+        const kick = h("button", { class: "small danger", text: "Kick", attrs: { type: "button", "aria-label": `Kick session ${row.id} of ${row.username}` } });
+        kick.addEventListener("click", async () => {
+          report(await call(api.POST("/admin/session/kick", { body: { target_session_id: String(row.id) } })));
+        });
+        return h(
+          "tr",
+          {},
+          h("th", { text: String(row.id), attrs: { scope: "row" } }),
+          h("td", { text: row.username }),
+          h("td", { text: row.character_name ?? "—" }),
+          h("td", { text: row.world_id ?? "—" }),
+          h("td", { text: row.client_type }),
+          h("td", { text: row.last_activity }),
+          h("td", {}, kick)
+        );
+      });
+      sessions.replaceChildren(
+        h("h3", { text: `Active sessions (${rows.length})`, attrs: { id: "admin-sessions" } }),
+        table(["#", "User", "Character", "World", "Client", "Last activity (UTC)", ""], rows, "No sessions.")
+      );
+    }
+  };
+  const dialog = h(
+    "dialog",
+    { class: "admin", attrs: { "aria-labelledby": "admin-title" } },
+    h("header", {}, h("h2", { text: "Administration", attrs: { id: "admin-title" } }), refreshButton, closeButton),
+    status,
+    h("section", { attrs: { "aria-labelledby": "admin-grant" } }, h("h3", { text: "Grant world access", attrs: { id: "admin-grant" } }), grantForm),
+    users,
+    sessions
+  );
+  closeButton.addEventListener("click", () => dialog.close());
+  refreshButton.addEventListener("click", () => void refresh());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  void refresh();
+}
+
+// web/nav.ts
+var STAFF_ROLES = /* @__PURE__ */ new Set(["admin", "superuser"]);
+async function logout(nav2) {
+  nav2.release();
+  await call(api.POST("/logout", { body: {} }));
+  saveSession(null);
+  nav2.auth("You have logged out.");
+}
+function accountButtons(nav2, session2) {
+  const admin = STAFF_ROLES.has(session2.role) ? h("button", { class: "ghost", text: "Admin", attrs: { type: "button", "aria-haspopup": "dialog" } }) : null;
+  admin?.addEventListener("click", () => openAdmin(session2, admin));
+  return h("div", { class: "account" }, admin, h("button", { class: "ghost", text: "Log out", attrs: { type: "button" }, onClick: () => void logout(nav2) }));
+}
+
+// web/text.ts
+var ROOM_HEADER = /^=== (.+) ===$/;
+var SECTION = /^\[(.+)\]:$/;
+var LIST_ITEM = /^ {2}- (.*)$/;
+function parseRoom(text) {
+  const lines = text.split("\n");
+  const header = lines.findIndex((line) => ROOM_HEADER.test(line));
+  if (header < 0) return null;
+  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], exits: [] };
+  const description = [];
+  let section = null;
+  for (const line of lines.slice(header + 1)) {
+    const heading = SECTION.exec(line);
+    if (heading) {
+      section = heading[1];
+      continue;
+    }
+    const entry = LIST_ITEM.exec(line);
+    if (section === null) description.push(line);
+    else if (entry && section === "Items here") room.items.push(entry[1]);
+    else if (entry && section === "Players here") room.players.push(entry[1]);
+    else if (entry && section === "Exits") {
+      const cut = entry[1].indexOf(": ");
+      room.exits.push(cut < 0 ? { direction: entry[1], to: "" } : { direction: entry[1].slice(0, cut), to: entry[1].slice(cut + 2) });
+    }
+  }
+  room.description = description.join("\n").trim();
+  return { before: lines.slice(0, header).join("\n").trim(), room };
+}
+function listEntries(text) {
+  return text.split("\n").flatMap((line) => {
+    const entry = LIST_ITEM.exec(line);
+    return entry ? [entry[1]] : [];
+  });
+}
+var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
+function decodeEntities(text) {
+  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
+}
+function chatLine(message, me) {
+  const mine = message.sender === me;
+  let text = message.text;
+  let speaker;
+  if (message.channel === "yell") {
+    text = stripPrefix(text, "[YELL] ");
+    speaker = mine ? "You yell" : `${message.sender} yells`;
+  } else if (message.channel === "whisper") {
+    text = stripPrefix(text, `[WHISPER: ${message.sender} → ${message.recipient ?? ""}] `);
+    const to = message.recipient === me ? "you" : message.recipient ?? "someone";
+    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
+  } else {
+    speaker = mine ? "You say" : `${message.sender} says`;
+  }
+  return { channel: message.channel, speaker, text: decodeEntities(text) };
+}
+function stripPrefix(text, prefix) {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+var OPPOSITE = { north: "the south", south: "the north", east: "the west", west: "the east", up: "below", down: "above" };
+function movementLine(kind, character, direction, cause) {
+  if (kind === "arrive") {
+    if (cause === "walk" && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
+    return cause === "login" ? `${character} steps into the world.` : `${character} appears.`;
+  }
+  if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
+  return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
+}
+var VERBS = ["north", "south", "east", "west", "up", "down", "look", "inventory", "get", "take", "drop", "say", "yell", "who", "whisper", "recall", "help"];
+var TAKES_ARGUMENT = /* @__PURE__ */ new Set(["get", "take", "drop", "say", "chat", "yell", "whisper"]);
+function completions(input2, context) {
+  const first = /^(\/?)(\S*)$/.exec(input2);
+  if (first) {
+    const [, slash, word] = first;
+    const verbs = unique([...context.exits, ...VERBS]).filter((verb2) => startsWith(verb2, word));
+    return verbs.map((verb2) => `${slash}${verb2}${TAKES_ARGUMENT.has(verb2) ? " " : ""}`);
+  }
+  const split = /^(\/?(\S+)\s+)(.*)$/s.exec(input2);
+  const [, head, rawVerb, rest] = split;
+  const verb = rawVerb.toLowerCase();
+  const whole = (names, after) => unique(names).filter((name) => startsWith(name, rest)).map((name) => `${head}${name}${after}`);
+  if (verb === "get" || verb === "take") return whole(context.items, "");
+  if (verb === "drop") return whole(context.inventory, "");
+  if (verb === "whisper") return whole(context.people, " ");
+  if (verb === "say" || verb === "chat" || verb === "yell") {
+    const cut = rest.lastIndexOf(" ") + 1;
+    const word = rest.slice(cut);
+    if (word === "") return [];
+    return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest.slice(0, cut)}${name}`);
+  }
+  return [];
+}
+function commonPrefix(candidates) {
+  if (candidates.length === 0) return "";
+  let end = candidates[0].length;
+  for (const other of candidates.slice(1)) {
+    let i = 0;
+    while (i < end && i < other.length && other[i].toLowerCase() === candidates[0][i].toLowerCase()) i++;
+    end = i;
+  }
+  return candidates[0].slice(0, end);
+}
+function startsWith(name, prefix) {
+  return name.toLowerCase().startsWith(prefix.toLowerCase());
+}
+function unique(names) {
+  return [...new Set(names)];
+}
+
+// web/game.ts
+var END_TEXT = {
+  kick: "An administrator ended your session.",
+  ban: "Your account has been banned.",
+  deleted: "Your account has been deleted.",
+  logout: "You were logged out (from another window?).",
+  expiry: "Your session expired.",
+  password_change: "Your password was changed: log in with the new one.",
+  replaced: "This session was taken over by another connection.",
+  shutdown: "The server shut down.",
+  lagging: "The connection could not keep up."
+};
+var STATE_TEXT = { connecting: "Connecting…", live: "Live", polling: "Polling", away: "Reconnecting…" };
+var CHAT_VERBS = /* @__PURE__ */ new Set(["say", "chat", "yell", "whisper"]);
+var ITEM_VERBS = /* @__PURE__ */ new Set(["get", "take", "drop"]);
+var MAX_LOG_LINES = 400;
+var MAX_HISTORY = 100;
+var capitalize = (word) => word.charAt(0).toUpperCase() + word.slice(1);
+function clock(utc) {
+  const date = /* @__PURE__ */ new Date(`${utc.replace(" ", "T")}Z`);
+  const text = Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return h("time", { text, attrs: { datetime: `${utc.replace(" ", "T")}Z` } });
+}
+function gameScreen(nav2, session2) {
+  const character = session2.character;
+  const me = character.name;
+  const worldName = session2.worlds.find((world) => world.id === character.worldId)?.name ?? character.worldId;
+  let room = null;
+  let online = [];
+  let inventory = [];
+  const connection = h("span", { class: "connection", attrs: { role: "status" } });
+  const banner = h("div", { class: "banner", text: "The server is away. Reconnecting…", attrs: { role: "alert", hidden: true } });
+  const roomName = h("h2", { attrs: { id: "room-name" } });
+  const roomDescription = h("p", { class: "description" });
+  const exits = h("div", { class: "exits", attrs: { role: "group", "aria-label": "Exits" } });
+  const items = h("ul", { class: "things" });
+  const people = h("ul", { class: "things" });
+  const log = h("ol", { class: "log", attrs: { role: "log", "aria-live": "polite", "aria-label": "What happens", tabindex: "0" } });
+  const command = h("input", {
+    attrs: { id: "command", type: "text", autocomplete: "off", autocapitalize: "none", spellcheck: "false", enterkeyhint: "send", placeholder: "look, north, say hello…", "aria-describedby": "command-hint" }
+  });
+  const hint = h("div", { class: "hint", attrs: { id: "command-hint", "aria-live": "polite" } });
+  const onlineTitle = h("h3", { text: "Online" });
+  const onlineList = h("ul", { class: "names" });
+  const inventoryList = h("ul", { class: "names" });
+  const quick = (label, text) => h("button", { text: label, attrs: { type: "button" }, onClick: () => void send(text) });
+  const commandForm = h(
+    "form",
+    { class: "command", attrs: { autocomplete: "off" } },
+    h("label", { class: "visually-hidden", text: "Command", attrs: { for: "command" } }),
+    h("span", { class: "prompt", text: "›", attrs: { "aria-hidden": "true" } }),
+    command,
+    h("button", { class: "primary", text: "Send", attrs: { type: "submit" } })
+  );
+  const switchCharacter = h("button", { class: "ghost", text: "Characters", attrs: { type: "button" } });
+  switchCharacter.addEventListener("click", () => nav2.lobby());
+  const element = h(
+    "div",
+    { class: "screen game-screen" },
+    h(
+      "header",
+      { class: "topbar" },
+      h("span", { class: "brand small" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), ` ${worldName}`),
+      h("span", { class: "who-am-i" }, h("strong", { text: me }), h("span", { class: "muted", text: ` · ${session2.username}` })),
+      connection,
+      h("div", { class: "account" }, switchCharacter, accountButtons(nav2, session2))
+    ),
+    banner,
+    h(
+      "main",
+      { class: "game" },
+      h(
+        "section",
+        { class: "card room", attrs: { "aria-labelledby": "room-name" } },
+        roomName,
+        roomDescription,
+        h("h3", { text: "Exits" }),
+        exits,
+        h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+      ),
+      h(
+        "section",
+        { class: "play", attrs: { "aria-label": "Play" } },
+        log,
+        commandForm,
+        h(
+          "div",
+          { class: "play-footer" },
+          h("div", { class: "quick", attrs: { role: "group", "aria-label": "Quick commands" } }, quick("Look", "look"), quick("Who", "who"), quick("Inventory", "inventory"), quick("Help", "help")),
+          hint
+        )
+      ),
+      h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
+    )
+  );
+  const renderRoom = () => {
+    if (!room) return;
+    roomName.textContent = room.name;
+    roomDescription.textContent = room.description;
+    exits.replaceChildren(
+      ...room.exits.map(
+        ({ direction, to }) => h(
+          "button",
+          { class: "exit", attrs: { type: "button", "aria-label": `Go ${direction}${to ? ` to ${to}` : ""}` }, onClick: () => void send(direction) },
+          h("span", { class: "direction", text: capitalize(direction) }),
+          h("span", { class: "to", text: to })
+        )
+      )
+    );
+    if (room.exits.length === 0) exits.append(h("p", { class: "muted", text: "No way out." }));
+    items.replaceChildren(
+      ...room.items.map(
+        (item) => h("li", {}, h("span", { text: item }), h("button", { class: "small", text: "Take", attrs: { type: "button", "aria-label": `Take ${item}` }, onClick: () => void send(`get ${item}`) }))
+      )
+    );
+    if (room.items.length === 0) items.append(h("li", { class: "muted", text: "Nothing." }));
+    people.replaceChildren(
+      ...room.players.map(
+        (name) => h("li", {}, h("span", { text: name }), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
+      )
+    );
+    if (room.players.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
+  };
+  const renderSide = () => {
+    onlineTitle.textContent = `Online (${online.length})`;
+    onlineList.replaceChildren(...online.map((name) => h("li", { class: name === me ? "me" : "", text: name === me ? `${name} (you)` : name })));
+    inventoryList.replaceChildren(...inventory.map((item) => h("li", { text: item })));
+    if (inventory.length === 0) inventoryList.append(h("li", { class: "muted", text: "Empty-handed." }));
+  };
+  const addLine = (line) => {
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+    log.append(line);
+    while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild.remove();
+    if (atBottom) log.scrollTop = log.scrollHeight;
+  };
+  const write = (kind, text) => addLine(h("li", { class: `line ${kind}`, text }));
+  const showRoomInLog = (shown) => addLine(h("li", { class: "line room-entry" }, h("strong", { text: shown.name }), h("span", { text: shown.description })));
+  const setRoom = (next) => {
+    room = next;
+    renderRoom();
+  };
+  const refreshStatus = async () => {
+    const status = await call(api.GET("/status/{session_id}", { params: { path: { session_id: session2.id } } }));
+    if (!status.ok) return;
+    online = status.data.active_players;
+    inventory = listEntries(status.data.inventory);
+    renderSide();
+  };
+  const refreshRoom = async () => {
+    const look = await call(api.POST("/command", { body: { command: "look" } }));
+    if (look.ok) {
+      const shown = parseRoom(look.data.message);
+      if (shown) setRoom(shown.room);
+    } else if (look.status === 409) nav2.lobby();
+  };
+  const send = async (text) => {
+    write("echo", text);
+    const verb = text.trim().replace(/^\//, "").split(/\s+/)[0].toLowerCase();
+    const result = await call(api.POST("/command", { body: { command: text } }));
+    if (!result.ok) {
+      if (result.status === 409) return nav2.lobby();
+      return write("error", result.detail);
+    }
+    const { success, message } = result.data;
+    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    const shown = parseRoom(message);
+    if (shown) {
+      if (shown.before) write(success ? "reply" : "error", shown.before);
+      setRoom(shown.room);
+      showRoomInLog(shown.room);
+    } else write(success ? "reply" : "error", message);
+    if (success && ITEM_VERBS.has(verb)) await Promise.all([refreshRoom(), refreshStatus()]);
+    if (success && verb === "who") await refreshStatus();
+  };
+  const history = [];
+  let historyIndex = 0;
+  let cycle = null;
+  const prefill = (text) => {
+    command.value = text;
+    command.focus();
+  };
+  const complete = () => {
+    if (cycle && command.value === cycle.candidates[cycle.index]) {
+      cycle.index = (cycle.index + 1) % cycle.candidates.length;
+      command.value = cycle.candidates[cycle.index];
+      return true;
+    }
+    const candidates = completions(command.value, {
+      exits: room?.exits.map((exit) => exit.direction) ?? [],
+      items: room?.items ?? [],
+      inventory,
+      people: [...room?.players ?? [], ...online.filter((name) => name !== me)]
+    });
+    if (candidates.length === 0) return false;
+    const shared = commonPrefix(candidates);
+    if (candidates.length > 1) hint.textContent = `Tab: ${candidates.map((c) => c.trim()).join(" · ")}`;
+    else hint.textContent = "";
+    if (candidates.length === 1 || shared.length <= command.value.length) {
+      cycle = { candidates, index: 0 };
+      command.value = candidates[0];
+    } else command.value = shared;
+    return true;
+  };
+  command.addEventListener("keydown", (event) => {
+    if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
+      if (command.value.trim() !== "" && complete()) event.preventDefault();
+      return;
+    }
+    cycle = null;
+    if (event.key === "ArrowUp" && historyIndex > 0) {
+      event.preventDefault();
+      command.value = history[--historyIndex];
+    } else if (event.key === "ArrowDown" && historyIndex < history.length) {
+      event.preventDefault();
+      command.value = ++historyIndex === history.length ? "" : history[historyIndex];
+    } else if (event.key === "Escape") {
+      command.value = "";
+      hint.textContent = "";
+    }
+  });
+  commandForm.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = command.value.trim();
+    if (text === "") return;
+    if (history.at(-1) !== text) history.push(text);
+    if (history.length > MAX_HISTORY) history.shift();
+    historyIndex = history.length;
+    command.value = "";
+    hint.textContent = "";
+    void send(text);
+  });
+  const live = connectLive(session2.id, {
+    chat: (message) => {
+      const line = chatLine(message, me);
+      addLine(h("li", { class: `line chat ${line.channel}` }, clock(message.created_at), h("span", { class: "speaker", text: `${line.speaker}:` }), " ", h("span", { class: "text", text: line.text })));
+    },
+    arrive: (event) => {
+      if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
+      renderRoom();
+      write("movement", movementLine("arrive", event.character, event.direction, event.cause));
+    },
+    leave: (event) => {
+      if (room) room.players = room.players.filter((name) => name !== event.character);
+      renderRoom();
+      write("movement", movementLine("leave", event.character, event.direction, event.cause));
+    },
+    item: (event) => {
+      if (room && event.action === "take") {
+        const index = room.items.indexOf(event.item);
+        if (index >= 0) room.items.splice(index, 1);
+      } else room?.items.push(event.item);
+      renderRoom();
+      write("movement", `${event.character} ${event.action === "take" ? "picks up" : "drops"} the ${event.item}.`);
+    },
+    presence: (event) => {
+      online = event.online ? [.../* @__PURE__ */ new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
+      renderSide();
+    },
+    room: (event) => {
+      const shown = parseRoom(event.look);
+      if (shown) setRoom(shown.room);
+    },
+    ended: (reason) => nav2.ended(END_TEXT[reason]),
+    state: (state) => {
+      connection.textContent = STATE_TEXT[state];
+      connection.dataset.state = state;
+      banner.hidden = state !== "away";
+    },
+    resumed: () => {
+      write("system", "Connected again.");
+      void refreshRoom();
+      void refreshStatus();
+    }
+  });
+  write("system", `Welcome to ${worldName}, ${me}. Type help for the commands; Tab completes verbs, directions and names, ↑ and ↓ recall what you typed.`);
+  if (session2.guestNotice) {
+    write("notice", session2.guestNotice);
+    saveSession({ ...session2, guestNotice: void 0 });
+  }
+  renderSide();
+  void refreshRoom();
+  void refreshStatus();
+  return { element, focus: command, dispose: live.stop };
+}
+
+// web/lobby.ts
+var ACCESS_TEXT = {
+  ok: "You can enter",
+  invite_required: "Invitation required",
+  slot_limit_reached: "All character slots used",
+  world_inactive: "Closed"
+};
+function badges(world) {
+  return h(
+    "span",
+    { class: "badges" },
+    h("span", { class: `badge ${world.access_mode === "open" ? "open" : "invite"}`, text: world.access_mode === "open" ? "Open world" : "Invite only" }),
+    h("span", { class: `badge ${world.can_access ? "ok" : "locked"}`, text: ACCESS_TEXT[world.access_reason] }),
+    h("span", { class: "badge", text: `${world.current_character_count}/${world.slot_limit_per_account} characters` })
+  );
+}
+function worldCard(world, onChoose) {
+  return h(
+    "button",
+    { class: "world", attrs: { type: "button", "aria-pressed": "false" }, onClick: onChoose },
+    h("span", { class: "world-name", text: world.name }),
+    h("span", { class: "world-description", text: world.description }),
+    badges(world)
+  );
+}
+function lobbyScreen(nav2, session2) {
+  const characters = h("section", { class: "card characters", attrs: { "aria-live": "polite" } });
+  const cards = session2.worlds.map((world) => worldCard(world, () => choose(world)));
+  const heading = h("h1", { text: "Choose a world", attrs: { tabindex: "-1" } });
+  const choose = (world) => {
+    cards.forEach((card, index) => card.setAttribute("aria-pressed", String(session2.worlds[index] === world)));
+    void showCharacters(world);
+  };
+  const showCharacters = async (world, notice) => {
+    const title = h("h2", { text: `Characters in ${world.name}` });
+    const status = h("p", { class: "form-error", attrs: { role: "alert", hidden: true } });
+    const fail = (detail) => {
+      status.textContent = detail;
+      status.hidden = false;
+    };
+    if (!world.can_access) {
+      const why = world.access_reason === "invite_required" ? "This world is open by invitation: ask an administrator for access." : ACCESS_TEXT[world.access_reason];
+      characters.replaceChildren(title, h("p", { class: "muted", text: why }));
+      return;
+    }
+    characters.replaceChildren(title, h("p", { class: "muted", text: "Loading…" }));
+    const listed = await call(api.GET("/characters", { params: { query: { world_id: world.id } } }));
+    if (!listed.ok) {
+      characters.replaceChildren(title, status);
+      return fail(listed.detail);
+    }
+    const list = h("ul", { class: "character-list" });
+    for (const character of listed.data.characters) {
+      const play = h("button", { class: "primary", text: "Play", attrs: { type: "button", "aria-label": `Play as ${character.name}`, "data-character-id": String(character.id) } });
+      play.addEventListener("click", async () => {
+        play.disabled = true;
+        const selected = await call(api.POST("/characters/select", { body: { character_id: character.id, world_id: world.id } }));
+        play.disabled = false;
+        if (!selected.ok) return fail(selected.detail);
+        saveSession({ ...session2, character: { name: selected.data.character_name, worldId: world.id } });
+        nav2.game();
+      });
+      list.append(h("li", {}, h("span", { class: "character-name", text: character.name }), play));
+    }
+    if (listed.data.characters.length === 0) list.append(h("li", { class: "muted", text: "No characters here yet." }));
+    const create = h("button", { text: "Create a character", attrs: { type: "button", disabled: !world.can_create } });
+    create.addEventListener("click", async () => {
+      create.disabled = true;
+      const created = await call(api.POST("/characters/create", { body: { world_id: world.id } }));
+      create.disabled = false;
+      if (!created.ok) return fail(created.detail);
+      world.current_character_count++;
+      world.has_existing_character = true;
+      saveSession(session2);
+      cards[session2.worlds.indexOf(world)].querySelector(".badges")?.replaceWith(badges(world));
+      await showCharacters(world, created.data.message);
+      characters.querySelector(`[data-character-id="${created.data.character_id}"]`)?.focus();
+    });
+    const note = world.can_create ? "New characters get a name from the world." : world.naming_mode === "manual" ? "Characters here are named by the staff." : "You cannot create a character here now.";
+    characters.replaceChildren(
+      title,
+      notice ? h("p", { class: "notice", text: notice, attrs: { role: "status" } }) : "",
+      list,
+      h("div", { class: "create" }, create, h("small", { class: "muted", text: note })),
+      status
+    );
+  };
+  const element = h(
+    "div",
+    { class: "screen" },
+    h("header", { class: "topbar" }, h("span", { class: "brand small" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), " MUD"), h("span", { class: "who-am-i", text: `${session2.username} · ${session2.role}` }), accountButtons(nav2, session2)),
+    h("main", { class: "lobby" }, h("section", { class: "worlds" }, heading, h("div", { class: "world-list" }, ...cards)), characters)
+  );
+  const preferred = session2.worlds.find((w) => w.has_existing_character && w.can_access) ?? session2.worlds.find((w) => w.can_access) ?? session2.worlds[0];
+  if (preferred) choose(preferred);
+  return { element, focus: heading };
+}
+
+// web/main.ts
+var root = document.getElementById("app");
+var current2 = null;
+function show(screen) {
+  current2?.dispose?.();
+  current2 = screen;
+  root.replaceChildren(screen.element);
+  screen.focus.focus();
+}
+function endedScreen(detail) {
+  const again = h("button", { class: "primary", text: "Log in again", attrs: { type: "button" }, onClick: () => nav.auth() });
+  const heading = h("h1", { text: "Session ended", attrs: { tabindex: "-1" } });
+  return { element: h("main", { class: "auth" }, h("section", { class: "card auth-card ended", attrs: { role: "alert" } }, heading, h("p", { text: detail }), again)), focus: again };
+}
+var nav = {
+  auth: (notice) => show(authScreen(nav, notice)),
+  lobby: () => {
+    const active = session();
+    if (!active) return nav.auth();
+    const unbound = { ...active, character: void 0 };
+    saveSession(unbound);
+    show(lobbyScreen(nav, unbound));
+  },
+  game: () => {
+    const active = session();
+    if (!active?.character) return nav.lobby();
+    show(gameScreen(nav, active));
+  },
+  ended: (detail) => {
+    saveSession(null);
+    show(endedScreen(detail));
+  },
+  release: () => {
+    current2?.dispose?.();
+    current2 = null;
+  }
+};
+whenSessionLost((detail) => {
+  if (session()) nav.ended(detail);
+});
+var stored = session();
+if (!stored) nav.auth();
+else if (!stored.character) nav.lobby();
+else {
+  const status = await call(api.GET("/status/{session_id}", { params: { path: { session_id: stored.id } } }));
+  if (status.ok || status.status === 0) nav.game();
+  else if (status.status === 409) nav.lobby();
+  else if (status.status !== 401) nav.auth(status.detail);
+}

@@ -1,0 +1,62 @@
+/**
+ * Headless Chromium for the play client's tests and screenshots: Debian's `chromium` package
+ * (`.ci/run` installs it) driven by playwright-core, which downloads no browser of its own.
+ * `MUD_CHROMIUM` names another binary.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.MUD_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * The browser, or undefined with the reason printed when there is none; in CI (`CI` set) a
+ * missing browser is an error instead, so the tests never go quietly missing there.
+ */
+export async function launchChromium(): Promise<Browser | undefined> {
+  if (!existsSync(CHROMIUM)) {
+    const reason = `no Chromium at ${CHROMIUM} (apt-get install chromium, or set MUD_CHROMIUM)`;
+    if (process.env.CI) throw new Error(`CI must run the browser tests, but there is ${reason}`);
+    console.log(`    skipped: ${reason}`);
+    return undefined;
+  }
+  return chromium.launch({ executablePath: CHROMIUM, headless: true });
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const PHONE = { width: 375, height: 812 };
+
+export interface PlayPage {
+  page: Page;
+  context: BrowserContext;
+  /** Uncaught errors and console errors (a CSP violation is one). */
+  errors: string[];
+  /** Texts of dialogs (alert, confirm) the page opened; none should ever open. */
+  dialogs: string[];
+}
+
+/**
+ * A fresh browser context (own storage) on `${baseUrl}/play`, recording errors and dialogs.
+ * `init` runs in the page before its scripts (e.g. to take EventSource away).
+ */
+export async function openPlay(browser: Browser, baseUrl: string, viewport = DESKTOP, init?: string): Promise<PlayPage> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId: 'UTC' });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const dialogs: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !isExpectedNetworkError(message.text())) errors.push(message.text());
+  });
+  page.on('dialog', (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  if (init) await page.addInitScript(init);
+  await page.goto(`${baseUrl}/play`);
+  return { page, context, errors, dialogs };
+}
+
+/** Failed requests while a test stops the server, and answers the page handles (401 after a kick). */
+function isExpectedNetworkError(text: string): boolean {
+  return /Failed to load resource|net::ERR_|EventSource/.test(text);
+}

@@ -1,0 +1,73 @@
+/**
+ * The play client's reading of the game's texts (web/text.ts), against what the real game
+ * answers: rooms, inventories, chat prefixes, and the Tab completion built on them.
+ */
+import { describe, it, before, after } from 'mocha';
+import { expect } from 'chai';
+import { startTestServer, type TestServer } from '../helpers/test-server.ts';
+import { newPlayer, okCmd, statusOf } from '../helpers/players.ts';
+import { chatLine, commonPrefix, completions, decodeEntities, listEntries, movementLine, parseRoom } from '../../web/text.ts';
+
+describe('play client: reading the game texts (web/text.ts)', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('reads a room from look and from a move, with items, players and exits', async () => {
+    const anna = await newPlayer(server, 'Anna', 'lockkeepers_square');
+    const bert = await newPlayer(server, 'Bert', 'lockkeepers_square');
+    const look = parseRoom(await okCmd(anna, 'look'));
+    expect(look?.before).to.equal('');
+    expect(look?.room.name).to.equal("Lockkeeper's Square");
+    expect(look?.room.description).to.match(/^Worn cobbles/);
+    expect(look?.room.items).to.include('Canal Penny');
+    expect(look?.room.players).to.deep.equal([bert.name]);
+    expect(look?.room.exits).to.deep.include({ direction: 'north', to: 'Ropewalk Bridge' });
+    const moved = parseRoom(await okCmd(anna, 'north'));
+    expect(moved?.before).to.equal('You move north.');
+    expect(moved?.room.name).to.equal('Ropewalk Bridge');
+    expect(moved?.room.players).to.deep.equal([]);
+    expect(parseRoom('You cannot move up from here.')).to.equal(null);
+  });
+
+  it('reads the inventory of GET /status', async () => {
+    const anna = await newPlayer(server, 'Anna', 'lockkeepers_square');
+    expect(listEntries((await statusOf(anna)).inventory)).to.deep.equal([]);
+    await okCmd(anna, 'get Canal Penny');
+    expect(listEntries((await statusOf(anna)).inventory)).to.deep.equal(['Canal Penny']);
+  });
+
+  it('decodes the escaped chat text once, and tells the channels apart', () => {
+    expect(decodeEntities('&lt;img src=x onerror=alert(1)&gt; &amp;lt; &quot;&#x27;')).to.equal('<img src=x onerror=alert(1)> &lt; "\'');
+    const base = { id: 1, recipient: null, created_at: '2026-11-21 20:21:00' };
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: 'hi &amp; bye', channel: 'say' }, 'Wren Ashdown')).to.deep.equal({ channel: 'say', speaker: 'Mara Vell says', text: 'hi & bye' });
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: '[YELL] LOUD', channel: 'yell' }, 'Mara Vell')).to.deep.equal({ channel: 'yell', speaker: 'You yell', text: 'LOUD' });
+    const whisper = { ...base, sender: 'Mara Vell', text: '[WHISPER: Mara Vell \u2192 Wren Ashdown] psst', channel: 'whisper' as const, recipient: 'Wren Ashdown' };
+    expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst' });
+    expect(chatLine(whisper, 'Mara Vell').speaker).to.equal('You whisper to Wren Ashdown');
+  });
+
+  it('words arrivals and departures', () => {
+    expect(movementLine('arrive', 'Mara', 'north', 'walk')).to.equal('Mara arrives from the south.');
+    expect(movementLine('arrive', 'Mara', null, 'login')).to.equal('Mara steps into the world.');
+    expect(movementLine('leave', 'Mara', 'up', 'walk')).to.equal('Mara leaves up.');
+    expect(movementLine('leave', 'Mara', null, 'logout')).to.equal('Mara leaves the world.');
+  });
+
+  it('completes verbs, directions and names', () => {
+    const context = { exits: ['north', 'east'], items: ['Canal Penny', 'Brass Gauge'], inventory: ['Ember Charm'], people: ['Mara Vell', 'Marek Stone', 'Wren Ashdown'] };
+    expect(completions('no', context)).to.deep.equal(['north']);
+    expect(completions('/wh', context)).to.deep.equal(['/who', '/whisper ']);
+    expect(completions('get c', context)).to.deep.equal(['get Canal Penny']);
+    expect(completions('drop e', context)).to.deep.equal(['drop Ember Charm']);
+    expect(completions('whisper ma', context)).to.deep.equal(['whisper Mara Vell ', 'whisper Marek Stone ']);
+    expect(completions('say hello wr', context)).to.deep.equal(['say hello Wren Ashdown']);
+    expect(completions('say hello ', context)).to.deep.equal([]);
+    expect(completions('look x', context)).to.deep.equal([]);
+    expect(commonPrefix(['whisper Mara Vell ', 'whisper Marek Stone '])).to.equal('whisper Mar');
+  });
+});

@@ -1,0 +1,328 @@
+/**
+ * Playing: the room (exits as buttons, items, who is here), the log with chat, the command
+ * line (history on ↑/↓, Tab completion), who is online and the inventory, kept current by
+ * the live events (live.ts).
+ */
+import { api, call, saveSession, type Schemas, type Session } from './api.ts';
+import { h } from './dom.ts';
+import { connectLive, type LiveState } from './live.ts';
+import { accountButtons, type Nav, type Screen } from './nav.ts';
+import { chatLine, commonPrefix, completions, listEntries, movementLine, parseRoom, type Room } from './text.ts';
+
+/** Why the server ended the stream, as the player reads it. */
+const END_TEXT: Record<Schemas['EndEvent']['reason'], string> = {
+  kick: 'An administrator ended your session.',
+  ban: 'Your account has been banned.',
+  deleted: 'Your account has been deleted.',
+  logout: 'You were logged out (from another window?).',
+  expiry: 'Your session expired.',
+  password_change: 'Your password was changed: log in with the new one.',
+  replaced: 'This session was taken over by another connection.',
+  shutdown: 'The server shut down.',
+  lagging: 'The connection could not keep up.',
+};
+
+const STATE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', polling: 'Polling', away: 'Reconnecting…' };
+/** Chat commands are answered by their chat message (an event, or the next poll), not by the reply. */
+const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper']);
+/** Commands that change what lies in the room or is carried. */
+const ITEM_VERBS = new Set(['get', 'take', 'drop']);
+const MAX_LOG_LINES = 400;
+const MAX_HISTORY = 100;
+
+const capitalize = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** `2026-11-21 20:21:00` (UTC) as the player's local time of day. */
+function clock(utc: string): HTMLTimeElement {
+  const date = new Date(`${utc.replace(' ', 'T')}Z`);
+  const text = Number.isNaN(date.getTime()) ? '' : date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return h('time', { text, attrs: { datetime: `${utc.replace(' ', 'T')}Z` } });
+}
+
+export function gameScreen(nav: Nav, session: Session): Screen {
+  const character = session.character!;
+  const me = character.name;
+  const worldName = session.worlds.find((world) => world.id === character.worldId)?.name ?? character.worldId;
+  let room: Room | null = null;
+  let online: string[] = [];
+  let inventory: string[] = [];
+
+  // --- layout -------------------------------------------------------------------------------
+  const connection = h('span', { class: 'connection', attrs: { role: 'status' } });
+  const banner = h('div', { class: 'banner', text: 'The server is away. Reconnecting…', attrs: { role: 'alert', hidden: true } });
+  const roomName = h('h2', { attrs: { id: 'room-name' } });
+  const roomDescription = h('p', { class: 'description' });
+  const exits = h('div', { class: 'exits', attrs: { role: 'group', 'aria-label': 'Exits' } });
+  const items = h('ul', { class: 'things' });
+  const people = h('ul', { class: 'things' });
+  const log = h('ol', { class: 'log', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'What happens', tabindex: '0' } });
+  const command = h('input', {
+    attrs: { id: 'command', type: 'text', autocomplete: 'off', autocapitalize: 'none', spellcheck: 'false', enterkeyhint: 'send', placeholder: 'look, north, say hello…', 'aria-describedby': 'command-hint' },
+  });
+  const hint = h('div', { class: 'hint', attrs: { id: 'command-hint', 'aria-live': 'polite' } });
+  const onlineTitle = h('h3', { text: 'Online' });
+  const onlineList = h('ul', { class: 'names' });
+  const inventoryList = h('ul', { class: 'names' });
+
+  const quick = (label: string, text: string) => h('button', { text: label, attrs: { type: 'button' }, onClick: () => void send(text) });
+  const commandForm = h(
+    'form',
+    { class: 'command', attrs: { autocomplete: 'off' } },
+    h('label', { class: 'visually-hidden', text: 'Command', attrs: { for: 'command' } }),
+    h('span', { class: 'prompt', text: '›', attrs: { 'aria-hidden': 'true' } }),
+    command,
+    h('button', { class: 'primary', text: 'Send', attrs: { type: 'submit' } }),
+  );
+  const switchCharacter = h('button', { class: 'ghost', text: 'Characters', attrs: { type: 'button' } });
+  switchCharacter.addEventListener('click', () => nav.lobby());
+
+  const element = h(
+    'div',
+    { class: 'screen game-screen' },
+    h(
+      'header',
+      { class: 'topbar' },
+      h('span', { class: 'brand small' }, h('span', { class: 'brand-mark', text: '\u25c6', attrs: { 'aria-hidden': 'true' } }), ` ${worldName}`),
+      h('span', { class: 'who-am-i' }, h('strong', { text: me }), h('span', { class: 'muted', text: ` · ${session.username}` })),
+      connection,
+      h('div', { class: 'account' }, switchCharacter, accountButtons(nav, session)),
+    ),
+    banner,
+    h(
+      'main',
+      { class: 'game' },
+      h(
+        'section',
+        { class: 'card room', attrs: { 'aria-labelledby': 'room-name' } },
+        roomName,
+        roomDescription,
+        h('h3', { text: 'Exits' }),
+        exits,
+        h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+      ),
+      h(
+        'section',
+        { class: 'play', attrs: { 'aria-label': 'Play' } },
+        log,
+        commandForm,
+        h(
+          'div',
+          { class: 'play-footer' },
+          h('div', { class: 'quick', attrs: { role: 'group', 'aria-label': 'Quick commands' } }, quick('Look', 'look'), quick('Who', 'who'), quick('Inventory', 'inventory'), quick('Help', 'help')),
+          hint,
+        ),
+      ),
+      h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
+    ),
+  );
+
+  // --- rendering ----------------------------------------------------------------------------
+  const renderRoom = () => {
+    if (!room) return;
+    roomName.textContent = room.name;
+    roomDescription.textContent = room.description;
+    exits.replaceChildren(
+      ...room.exits.map(({ direction, to }) =>
+        h(
+          'button',
+          { class: 'exit', attrs: { type: 'button', 'aria-label': `Go ${direction}${to ? ` to ${to}` : ''}` }, onClick: () => void send(direction) },
+          h('span', { class: 'direction', text: capitalize(direction) }),
+          h('span', { class: 'to', text: to }),
+        ),
+      ),
+    );
+    if (room.exits.length === 0) exits.append(h('p', { class: 'muted', text: 'No way out.' }));
+    items.replaceChildren(
+      ...room.items.map((item) =>
+        h('li', {}, h('span', { text: item }), h('button', { class: 'small', text: 'Take', attrs: { type: 'button', 'aria-label': `Take ${item}` }, onClick: () => void send(`get ${item}`) })),
+      ),
+    );
+    if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
+    people.replaceChildren(
+      ...room.players.map((name) =>
+        h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
+      ),
+    );
+    if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
+  };
+
+  const renderSide = () => {
+    onlineTitle.textContent = `Online (${online.length})`;
+    onlineList.replaceChildren(...online.map((name) => h('li', { class: name === me ? 'me' : '', text: name === me ? `${name} (you)` : name })));
+    inventoryList.replaceChildren(...inventory.map((item) => h('li', { text: item })));
+    if (inventory.length === 0) inventoryList.append(h('li', { class: 'muted', text: 'Empty-handed.' }));
+  };
+
+  const addLine = (line: HTMLLIElement) => {
+    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
+    log.append(line);
+    while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild!.remove();
+    if (atBottom) log.scrollTop = log.scrollHeight;
+  };
+  const write = (kind: string, text: string) => addLine(h('li', { class: `line ${kind}`, text }));
+
+  const showRoomInLog = (shown: Room) =>
+    addLine(h('li', { class: 'line room-entry' }, h('strong', { text: shown.name }), h('span', { text: shown.description })));
+
+  const setRoom = (next: Room) => {
+    room = next;
+    renderRoom();
+  };
+
+  // --- talking to the server ----------------------------------------------------------------
+  const refreshStatus = async () => {
+    const status = await call(api.GET('/status/{session_id}', { params: { path: { session_id: session.id } } }));
+    if (!status.ok) return;
+    online = status.data.active_players;
+    inventory = listEntries(status.data.inventory);
+    renderSide();
+  };
+
+  /** Reads the room without writing to the log (on entering, and after being away). */
+  const refreshRoom = async () => {
+    const look = await call(api.POST('/command', { body: { command: 'look' } }));
+    if (look.ok) {
+      const shown = parseRoom(look.data.message);
+      if (shown) setRoom(shown.room);
+    } else if (look.status === 409) nav.lobby();
+  };
+
+  const send = async (text: string) => {
+    write('echo', text);
+    const verb = text.trim().replace(/^\//, '').split(/\s+/)[0]!.toLowerCase();
+    const result = await call(api.POST('/command', { body: { command: text } }));
+    if (!result.ok) {
+      if (result.status === 409) return nav.lobby();
+      return write('error', result.detail);
+    }
+    const { success, message } = result.data;
+    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    const shown = parseRoom(message);
+    if (shown) {
+      if (shown.before) write(success ? 'reply' : 'error', shown.before);
+      setRoom(shown.room);
+      showRoomInLog(shown.room);
+    } else write(success ? 'reply' : 'error', message);
+    if (success && ITEM_VERBS.has(verb)) await Promise.all([refreshRoom(), refreshStatus()]);
+    if (success && verb === 'who') await refreshStatus();
+  };
+
+  // --- the command line ---------------------------------------------------------------------
+  const history: string[] = [];
+  let historyIndex = 0;
+  let cycle: { candidates: string[]; index: number } | null = null;
+
+  const prefill = (text: string) => {
+    command.value = text;
+    command.focus();
+  };
+
+  const complete = (): boolean => {
+    if (cycle && command.value === cycle.candidates[cycle.index]) {
+      cycle.index = (cycle.index + 1) % cycle.candidates.length;
+      command.value = cycle.candidates[cycle.index]!;
+      return true;
+    }
+    const candidates = completions(command.value, {
+      exits: room?.exits.map((exit) => exit.direction) ?? [],
+      items: room?.items ?? [],
+      inventory,
+      people: [...(room?.players ?? []), ...online.filter((name) => name !== me)],
+    });
+    if (candidates.length === 0) return false;
+    const shared = commonPrefix(candidates);
+    if (candidates.length > 1) hint.textContent = `Tab: ${candidates.map((c) => c.trim()).join(' · ')}`;
+    else hint.textContent = '';
+    if (candidates.length === 1 || shared.length <= command.value.length) {
+      cycle = { candidates, index: 0 };
+      command.value = candidates[0]!;
+    } else command.value = shared;
+    return true;
+  };
+
+  command.addEventListener('keydown', (event) => {
+    if (event.key === 'Tab' && !event.shiftKey && !event.altKey && !event.ctrlKey) {
+      // Only when there is something to complete: otherwise Tab moves on, so focus never gets stuck.
+      if (command.value.trim() !== '' && complete()) event.preventDefault();
+      return;
+    }
+    cycle = null;
+    if (event.key === 'ArrowUp' && historyIndex > 0) {
+      event.preventDefault();
+      command.value = history[--historyIndex]!;
+    } else if (event.key === 'ArrowDown' && historyIndex < history.length) {
+      event.preventDefault();
+      command.value = ++historyIndex === history.length ? '' : history[historyIndex]!;
+    } else if (event.key === 'Escape') {
+      command.value = '';
+      hint.textContent = '';
+    }
+  });
+
+  commandForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const text = command.value.trim();
+    if (text === '') return;
+    if (history.at(-1) !== text) history.push(text);
+    if (history.length > MAX_HISTORY) history.shift();
+    historyIndex = history.length;
+    command.value = '';
+    hint.textContent = '';
+    void send(text);
+  });
+
+  // --- live events --------------------------------------------------------------------------
+  const live = connectLive(session.id, {
+    chat: (message) => {
+      const line = chatLine(message, me);
+      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), h('span', { class: 'speaker', text: `${line.speaker}:` }), ' ', h('span', { class: 'text', text: line.text })));
+    },
+    arrive: (event) => {
+      if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
+      renderRoom();
+      write('movement', movementLine('arrive', event.character, event.direction, event.cause));
+    },
+    leave: (event) => {
+      if (room) room.players = room.players.filter((name) => name !== event.character);
+      renderRoom();
+      write('movement', movementLine('leave', event.character, event.direction, event.cause));
+    },
+    item: (event) => {
+      if (room && event.action === 'take') {
+        const index = room.items.indexOf(event.item);
+        if (index >= 0) room.items.splice(index, 1);
+      } else room?.items.push(event.item);
+      renderRoom();
+      write('movement', `${event.character} ${event.action === 'take' ? 'picks up' : 'drops'} the ${event.item}.`);
+    },
+    presence: (event) => {
+      online = event.online ? [...new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
+      renderSide();
+    },
+    room: (event) => {
+      const shown = parseRoom(event.look);
+      if (shown) setRoom(shown.room);
+    },
+    ended: (reason) => nav.ended(END_TEXT[reason]),
+    state: (state) => {
+      connection.textContent = STATE_TEXT[state];
+      connection.dataset.state = state;
+      banner.hidden = state !== 'away';
+    },
+    resumed: () => {
+      write('system', 'Connected again.');
+      void refreshRoom();
+      void refreshStatus();
+    },
+  });
+
+  write('system', `Welcome to ${worldName}, ${me}. Type help for the commands; Tab completes verbs, directions and names, ↑ and ↓ recall what you typed.`);
+  if (session.guestNotice) {
+    write('notice', session.guestNotice);
+    saveSession({ ...session, guestNotice: undefined });
+  }
+  renderSide();
+  void refreshRoom();
+  void refreshStatus();
+  return { element, focus: command, dispose: live.stop };
+}

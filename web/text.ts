@@ -1,0 +1,176 @@
+/**
+ * Reading the game's text answers and building what the page shows from them. The contract
+ * gives rooms, inventories and chat prefixes only as text (src/services/game/game-service.ts
+ * writes them), so this is the one place that knows their layout. No DOM here: Node runs it
+ * in test/browser/play-text.test.ts.
+ */
+import type { components } from '../generated/openapi.d.ts';
+
+type ChatMessage = components['schemas']['ChatMessage'];
+
+export interface Exit {
+  direction: string;
+  to: string;
+}
+
+export interface Room {
+  name: string;
+  description: string;
+  items: string[];
+  players: string[];
+  exits: Exit[];
+}
+
+const ROOM_HEADER = /^=== (.+) ===$/;
+const SECTION = /^\[(.+)\]:$/;
+const LIST_ITEM = /^ {2}- (.*)$/;
+
+/**
+ * Splits a command answer that shows a room (`look`, a move, `recall`, the `room` event) into
+ * the lines before the room and the room itself; null when it shows none.
+ */
+export function parseRoom(text: string): { before: string; room: Room } | null {
+  const lines = text.split('\n');
+  const header = lines.findIndex((line) => ROOM_HEADER.test(line));
+  if (header < 0) return null;
+  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], exits: [] };
+  const description: string[] = [];
+  let section: string | null = null;
+  for (const line of lines.slice(header + 1)) {
+    const heading = SECTION.exec(line);
+    if (heading) {
+      section = heading[1]!;
+      continue;
+    }
+    const entry = LIST_ITEM.exec(line);
+    if (section === null) description.push(line);
+    else if (entry && section === 'Items here') room.items.push(entry[1]!);
+    else if (entry && section === 'Players here') room.players.push(entry[1]!);
+    else if (entry && section === 'Exits') {
+      const cut = entry[1]!.indexOf(': ');
+      room.exits.push(cut < 0 ? { direction: entry[1]!, to: '' } : { direction: entry[1]!.slice(0, cut), to: entry[1]!.slice(cut + 2) });
+    }
+  }
+  room.description = description.join('\n').trim();
+  return { before: lines.slice(0, header).join('\n').trim(), room };
+}
+
+/** The `  - name` lines of a listing such as `GET /status`'s inventory. */
+export function listEntries(text: string): string[] {
+  return text.split('\n').flatMap((line) => {
+    const entry = LIST_ITEM.exec(line);
+    return entry ? [entry[1]!] : [];
+  });
+}
+
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#x27;': "'", '&#39;': "'" };
+
+/**
+ * Chat text arrives HTML-escaped (the contract says so); the page shows text, never markup, so
+ * it is decoded once, in a single pass (`&amp;lt;` stays `&lt;`), and then set as textContent.
+ */
+export function decodeEntities(text: string): string {
+  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);
+}
+
+export interface ChatLine {
+  channel: ChatMessage['channel'];
+  /** Who speaks how: "Mara Vell says", "You whisper to Wren Ashdown". */
+  speaker: string;
+  text: string;
+}
+
+/** A chat message as the page shows it: yell and whisper prefixes become the speaker line. */
+export function chatLine(message: ChatMessage, me: string): ChatLine {
+  const mine = message.sender === me;
+  let text = message.text;
+  let speaker: string;
+  if (message.channel === 'yell') {
+    text = stripPrefix(text, '[YELL] ');
+    speaker = mine ? 'You yell' : `${message.sender} yells`;
+  } else if (message.channel === 'whisper') {
+    text = stripPrefix(text, `[WHISPER: ${message.sender} \u2192 ${message.recipient ?? ''}] `);
+    const to = message.recipient === me ? 'you' : (message.recipient ?? 'someone');
+    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
+  } else {
+    speaker = mine ? 'You say' : `${message.sender} says`;
+  }
+  return { channel: message.channel, speaker, text: decodeEntities(text) };
+}
+
+function stripPrefix(text: string, prefix: string): string {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+
+const OPPOSITE: Record<string, string> = { north: 'the south', south: 'the north', east: 'the west', west: 'the east', up: 'below', down: 'above' };
+
+/** The log line of an `arrive` or `leave` event. */
+export function movementLine(kind: 'arrive' | 'leave', character: string, direction: string | null, cause: string): string {
+  if (kind === 'arrive') {
+    if (cause === 'walk' && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
+    return cause === 'login' ? `${character} steps into the world.` : `${character} appears.`;
+  }
+  if (cause === 'walk' && direction) return `${character} leaves ${direction}.`;
+  return cause === 'logout' ? `${character} leaves the world.` : `${character} vanishes.`;
+}
+
+/** Verbs of `help`; those that take an argument complete with a trailing space. */
+export const VERBS = ['north', 'south', 'east', 'west', 'up', 'down', 'look', 'inventory', 'get', 'take', 'drop', 'say', 'yell', 'who', 'whisper', 'recall', 'help'];
+const TAKES_ARGUMENT = new Set(['get', 'take', 'drop', 'say', 'chat', 'yell', 'whisper']);
+
+export interface CompletionContext {
+  exits: string[];
+  items: string[];
+  inventory: string[];
+  /** Characters in the room, then everyone online (duplicates are fine). */
+  people: string[];
+}
+
+/**
+ * Every full command line Tab may turn `input` into, best first: verbs and directions for the
+ * first word; for the argument, items here (get/take), carried items (drop), people (whisper),
+ * or for say/yell the last word from people's names.
+ */
+export function completions(input: string, context: CompletionContext): string[] {
+  const first = /^(\/?)(\S*)$/.exec(input);
+  if (first) {
+    const [, slash, word] = first;
+    const verbs = unique([...context.exits, ...VERBS]).filter((verb) => startsWith(verb, word!));
+    return verbs.map((verb) => `${slash}${verb}${TAKES_ARGUMENT.has(verb) ? ' ' : ''}`);
+  }
+  const split = /^(\/?(\S+)\s+)(.*)$/s.exec(input)!;
+  const [, head, rawVerb, rest] = split;
+  const verb = rawVerb!.toLowerCase();
+  const whole = (names: string[], after: string) =>
+    unique(names).filter((name) => startsWith(name, rest!)).map((name) => `${head}${name}${after}`);
+  if (verb === 'get' || verb === 'take') return whole(context.items, '');
+  if (verb === 'drop') return whole(context.inventory, '');
+  if (verb === 'whisper') return whole(context.people, ' ');
+  if (verb === 'say' || verb === 'chat' || verb === 'yell') {
+    const cut = rest!.lastIndexOf(' ') + 1;
+    const word = rest!.slice(cut);
+    if (word === '') return [];
+    return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest!.slice(0, cut)}${name}`);
+  }
+  return [];
+}
+
+/** The longest start all candidates share, compared without letter case, cased as the first. */
+export function commonPrefix(candidates: string[]): string {
+  if (candidates.length === 0) return '';
+  let end = candidates[0]!.length;
+  for (const other of candidates.slice(1)) {
+    let i = 0;
+    while (i < end && i < other.length && other[i]!.toLowerCase() === candidates[0]![i]!.toLowerCase()) i++;
+    end = i;
+  }
+  return candidates[0]!.slice(0, end);
+}
+
+function startsWith(name: string, prefix: string): boolean {
+  return name.toLowerCase().startsWith(prefix.toLowerCase());
+}
+
+function unique(names: string[]): string[] {
+  return [...new Set(names)];
+}
