@@ -8,15 +8,13 @@
  * streams are open. The server is pinned to core 0 and this process to core 1 when taskset
  * exists (the machine has two shared cores: expect noise).
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type autocannon from 'autocannon';
 import { populate, type BenchPlayer } from './game-world.ts';
-import { measure, postJson } from './load.ts';
+import { measure, percentile, postJson, summarize, WARMUP_SECONDS, type LoadSummary } from './load.ts';
 import type { RequestSpec } from './scenarios.ts';
-import { hasTaskset, startBenchServer, type BenchServer } from './server-process.ts';
+import { cpuMs, hasTaskset, pinSelf, restoreAffinity, startBenchServer, type BenchServer } from './server-process.ts';
 
 const SERVER_CORE = 0;
 const CLIENT_CORE = 1;
@@ -25,17 +23,8 @@ const OPEN_BATCH = 100;
 const IDLE_SETTLE_MS = 3000;
 /** After the last say, how long late deliveries are still counted. */
 const DRAIN_MS = 3000;
-const POLL_WARMUP_SECONDS = 1;
 const TARGET_P99_MS = 50;
 const TARGET_RSS_KB_PER_STREAM = 20;
-
-export interface PollResult {
-  requestsPerSecondMean: number;
-  latencyP50Ms: number;
-  latencyP99Ms: number;
-  errors: number;
-  non2xx: number;
-}
 
 export interface EventsResult {
   database: 'sqlite' | 'postgresql';
@@ -72,8 +61,8 @@ export interface EventsResult {
   cpuPerDeliveryUs: number;
   pollConnections: number;
   pollSeconds: number;
-  pollBefore: PollResult;
-  pollWithStreams: PollResult;
+  pollBefore: LoadSummary;
+  pollWithStreams: LoadSummary;
   pinned: boolean;
   targets: { p99DeliveryUnder50Ms: boolean; rssUnder20KbPerStream: boolean; noStreamDropped: boolean };
   serverLogLines: number;
@@ -93,50 +82,10 @@ function positiveEnv(name: string, fallback: number): number {
   return value;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
 function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(match[1]);
-}
-
-let clockTicks: number | undefined;
-/** utime + stime of a process, in milliseconds. */
-function cpuMs(pid: number): number {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-}
-
-/** Sets this process's CPU affinity (all threads); returns the previous mask to restore, or undefined. */
-function pinSelf(core: number): string | undefined {
-  try {
-    const before = /:\s*([0-9a-f]+)\s*$/i.exec(execFileSync('taskset', ['-p', String(process.pid)], { encoding: 'utf8' }).trim())?.[1];
-    execFileSync('taskset', ['-a', '-p', '-c', String(core), String(process.pid)], { stdio: 'ignore' });
-    return before;
-  } catch {
-    return undefined;
-  }
-}
-
-function restoreAffinity(mask: string): void {
-  try {
-    execFileSync('taskset', ['-a', '-p', mask, String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    // Best effort.
-  }
 }
 
 interface Listener {
@@ -246,20 +195,10 @@ function openListener(run: EventsRun, baseUrl: URL, sessionId: string, room: str
   });
 }
 
-function pollResult(r: autocannon.Result): PollResult {
-  return {
-    requestsPerSecondMean: round(r.requests.mean, 1),
-    latencyP50Ms: round(r.latency.p50),
-    latencyP99Ms: round(r.latency.p99),
-    errors: r.errors,
-    non2xx: r.non2xx,
-  };
-}
-
-async function pollMeasure(server: BenchServer, players: BenchPlayer[], connections: number, seconds: number): Promise<PollResult> {
+async function pollMeasure(server: BenchServer, players: BenchPlayer[], connections: number, seconds: number): Promise<LoadSummary> {
   const request: RequestSpec = { method: 'GET', path: '/chat', variants: players.map((p) => ({ path: `/chat/${p.sessionId}` })) };
-  await measure(server.url, request, connections, POLL_WARMUP_SECONDS);
-  return pollResult(await measure(server.url, request, connections, seconds));
+  await measure(server.url, request, connections, WARMUP_SECONDS);
+  return summarize(await measure(server.url, request, connections, seconds));
 }
 
 /** Runs the suite on a server of its own; `databaseUrl` as for the other suites. */

@@ -7,17 +7,24 @@
  * (default 50), BENCH_DATABASE_URL (postgres://…; default is a temp SQLite file).
  * The `events` suite (bench/events.ts) holds open event streams instead: BENCH_STREAMS,
  * BENCH_SAY_RATE and BENCH_SAY_SECONDS adjust it.
+ * The `hot` suite (bench/hot.ts) measures the polling and command routes against a bare
+ * Express hello, on the server as shipped: BENCH_ROUNDS (closed-loop rounds, default 3),
+ * BENCH_RATES (offered req/s of the steady-rate steps, comma-separated, default
+ * 250,500,1000,1500,2000,2500,3000,4000,5000,6000,8000) and BENCH_STEP_SECONDS (default 3)
+ * adjust it; BENCH_DURATION and BENCH_CONNECTIONS apply to its closed loop.
+ * BENCH_SUITE=platform|game|axis|events|hot runs one suite; unset, all of them.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type autocannon from 'autocannon';
-import { measure } from './load.ts';
+import { measure, WARMUP_SECONDS } from './load.ts';
+import { markdownTable } from './markdown.ts';
 import { SCENARIOS, type Scenario, type RequestSpec } from './scenarios.ts';
 import { startBenchServer, type BenchServer } from './server-process.ts';
 import { worldsWithAxisEngine } from './game-world.ts';
 import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
+import { hotTables, runHotSuite, type HotResult } from './hot.ts';
 
-const WARMUP_SECONDS = 1;
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
 interface RouteResult {
@@ -52,6 +59,8 @@ interface BenchReport {
   routes: RouteResult[];
   /** The `events` suite (open event streams), when it ran. */
   events?: EventsResult;
+  /** The `hot` suite (hot routes against a bare Express hello), when it ran. */
+  hot?: HotResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -72,6 +81,14 @@ function positiveNumberEnv(name: string, fallback: number, integer: boolean): nu
     throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
   }
   return value;
+}
+
+function positiveListEnv(name: string, fallback: number[]): number[] {
+  const raw = process.env[name]?.trim();
+  if (!raw) return fallback;
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((v) => !Number.isFinite(v) || v <= 0)) throw new Error(`${name} must be comma-separated positive numbers, got '${raw}'`);
+  return values.sort((a, b) => a - b);
 }
 
 const log = (message: string): void => {
@@ -107,7 +124,6 @@ async function runScenario(server: BenchServer, scenario: Scenario, defaultConne
   const prepared = (await scenario.setup?.(server.url)) ?? {};
   try {
     const request: RequestSpec = { ...scenario, ...prepared.request };
-    // The warm-up lets V8 optimise the hot paths and fills connection pools before measuring.
     log(`${scenario.name} warm-up ${WARMUP_SECONDS} s`);
     await measure(server.url, request, connections, WARMUP_SECONDS);
     log(`${scenario.name} ${seconds} s × ${connections} connections`);
@@ -123,20 +139,22 @@ async function runScenario(server: BenchServer, scenario: Scenario, defaultConne
   }
 }
 
-function markdownTable(routes: RouteResult[]): string {
+function routesTable(routes: RouteResult[]): string {
   const header = ['route', 'req/s (mean)', 'p50 ms', 'p99 ms', 'errors', 'non-2xx'];
-  const rows = routes.map((r) => [r.route, r.requestsPerSecondMean, r.latencyP50Ms, r.latencyP99Ms, r.errors, r.non2xx].map(String));
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  // Text left-aligned, numbers right-aligned, padded so the table also reads well unrendered.
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  const rule = `| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
+  return markdownTable(header, routes.map((r) => [r.route, r.requestsPerSecondMean, r.latencyP50Ms, r.latencyP99Ms, r.errors, r.non2xx].map(String)));
 }
 
 async function main(): Promise<void> {
   const durationSeconds = positiveNumberEnv('BENCH_DURATION', 10, false);
   const connections = positiveNumberEnv('BENCH_CONNECTIONS', 50, true);
   const databaseUrl = process.env.BENCH_DATABASE_URL?.trim() || undefined;
+  const hotOptions = {
+    connections,
+    seconds: durationSeconds,
+    rounds: positiveNumberEnv('BENCH_ROUNDS', 3, true),
+    rates: positiveListEnv('BENCH_RATES', [250, 500, 1000, 1500, 2000, 2500, 3000, 4000, 5000, 6000, 8000]),
+    stepSeconds: positiveNumberEnv('BENCH_STEP_SECONDS', 3, false),
+  };
 
   const report: BenchReport = {
     date: new Date().toISOString(),
@@ -211,9 +229,20 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
+  if (!only || 'hot'.startsWith(only)) {
+    const { result, serverLog } = await runHotSuite(databaseUrl, hotOptions);
+    report.hot = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
   await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
   await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
-  const tables = [...(report.routes.length > 0 ? [markdownTable(report.routes)] : []), ...(report.events ? [eventsTable(report.events)] : [])];
+  const tables = [
+    ...(report.routes.length > 0 ? [routesTable(report.routes)] : []),
+    ...(report.events ? [eventsTable(report.events)] : []),
+    ...(report.hot ? [hotTables(report.hot)] : []),
+  ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
 }
