@@ -16,38 +16,67 @@ export type StreamEndReason = 'logout' | 'kick' | 'expiry' | 'ban' | 'password_c
 export type MoveCause = 'walk' | 'recall' | 'login' | 'logout';
 
 export type BusEvent =
-  | { type: 'chat'; worldId: string; messageIds: number[] }
+  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[] }
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
   | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
+  /** A session now plays another character (for the session caches). */
+  | { type: 'session.changed'; sessionIds: number[] }
+  /** An account's role or standing changed (for the session caches). */
+  | { type: 'account.changed'; userId: number }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
 
 export interface EventBus {
   /** Publishes after commit: pass the transaction to have it delivered when (and only if) it commits; without one, call after the write. */
   publish(event: BusEvent, trx?: Knex.Transaction): Promise<void>;
+  /** Hears every instance's events, this one's included (on PostgreSQL through the database). */
   subscribe(handler: (event: BusEvent) => void): void;
+  /**
+   * Hears this instance's own events the moment they commit, before the request that published
+   * them answers: what a cache needs to read its own writes. Such a handler hears them again
+   * through `subscribe`, later, so it must only invalidate.
+   */
+  onCommitted(handler: (event: BusEvent) => void): void;
+  /** False while events of other instances may be missed (PostgreSQL: the LISTEN connection is down). */
+  connected(): boolean;
   /** Starts receiving (PostgreSQL: opens the LISTEN connection). */
   start(): Promise<void>;
   close(): Promise<void>;
 }
 
+type Handler = (event: BusEvent) => void;
+
+/** Runs `deliver` once the write is committed: at `trx`'s commit (never after a rollback), or now. */
+function afterCommit(trx: Knex.Transaction | undefined, deliver: () => void): void {
+  // A transaction commits when its promise resolves.
+  if (trx) trx.executionPromise.then(deliver, () => undefined);
+  else deliver();
+}
+
 /** One instance: events go straight to the subscribers. */
 export class InProcessEventBus implements EventBus {
-  private readonly handlers: Array<(event: BusEvent) => void> = [];
+  private readonly handlers: Handler[] = [];
+  private readonly committedHandlers: Handler[] = [];
 
   async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
-    const deliver = () => {
+    afterCommit(trx, () => {
+      for (const handler of this.committedHandlers) handler(event);
       for (const handler of this.handlers) handler(event);
-    };
-    // A transaction commits when its promise resolves; a rolled-back one delivers nothing.
-    if (trx) trx.executionPromise.then(deliver, () => undefined);
-    else deliver();
+    });
   }
 
-  subscribe(handler: (event: BusEvent) => void): void {
+  subscribe(handler: Handler): void {
     this.handlers.push(handler);
+  }
+
+  onCommitted(handler: Handler): void {
+    this.committedHandlers.push(handler);
+  }
+
+  connected(): boolean {
+    return true;
   }
 
   async start(): Promise<void> {}
@@ -60,7 +89,8 @@ const RECONNECT_MAX_MS = 10_000;
 
 /** PostgreSQL LISTEN/NOTIFY; the channel is per schema, so instances on other schemas of the database do not hear each other. */
 export class PostgresEventBus implements EventBus {
-  private readonly handlers: Array<(event: BusEvent) => void> = [];
+  private readonly handlers: Handler[] = [];
+  private readonly committedHandlers: Handler[] = [];
   private readonly channel: string;
   private client: pg.Client | null = null;
   private closed = false;
@@ -79,6 +109,9 @@ export class PostgresEventBus implements EventBus {
 
   async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
     const notify = (trx ?? this.db).raw('select pg_notify(?, ?)', [this.channel, JSON.stringify(event)]);
+    afterCommit(trx, () => {
+      for (const handler of this.committedHandlers) handler(event);
+    });
     // Inside a transaction a failure must roll it back; after a committed write it only costs
     // live delivery, which is at most once, so the request that made the write still succeeds.
     if (trx) {
@@ -92,8 +125,16 @@ export class PostgresEventBus implements EventBus {
     }
   }
 
-  subscribe(handler: (event: BusEvent) => void): void {
+  subscribe(handler: Handler): void {
     this.handlers.push(handler);
+  }
+
+  onCommitted(handler: Handler): void {
+    this.committedHandlers.push(handler);
+  }
+
+  connected(): boolean {
+    return this.client !== null;
   }
 
   async start(): Promise<void> {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { RequestHandler } from 'express';
 import { parse } from 'yaml';
+import { rememberRouteMatchers } from './route-matchers.ts';
 
 export const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
 
@@ -26,6 +27,7 @@ export function loadContract(): Contract {
 }
 
 export function contractValidator(contract: Contract, validateResponses: boolean): RequestHandler[] {
+  rememberRouteMatchers();
   return OpenApiValidator.middleware({
     // The validator annotates the document it is given; keep ours pristine for /openapi.json.
     apiSpec: structuredClone(contract.document) as never,

@@ -39,6 +39,7 @@ import { PolicyRepository } from '../db/repositories/policy-repository.ts';
 import { PolicyService } from './policy/policy-service.ts';
 import { PublishService } from './policy/publish-service.ts';
 import { Presence } from './game/presence.ts';
+import { SessionCache } from './accounts/session-cache.ts';
 import { ImportService } from './policy/import-service.ts';
 import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
@@ -60,10 +61,11 @@ export interface Services {
   importer: ImportService;
   policyRepository: PolicyRepository;
   characters: CharacterService;
-  characterRepository: CharacterRepository;
   entry: EntryService;
   game: GameService;
   streams: EventStreams;
+  /** The event bus the streams and the caches listen to. */
+  events: EventBus;
   lab: LabService;
   llm: LlmCommandService;
   ledger: LedgerService;
@@ -126,7 +128,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const permissions = new WorldPermissionRepository(db);
   const hasher = new BcryptPool(config.security.bcryptRounds);
   const presence = new Presence({ bus: events, sessions: sessionRepository, characters, clock });
-  const sessions = new SessionService(db, sessionRepository, presence, config.session, clock);
+  const sessions = new SessionService(db, sessionRepository, presence, new SessionCache(events), config.session, clock);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
@@ -171,8 +173,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     llm: new LlmCommandService(ollama, config.llm),
     ledger,
     characters: characterService,
-    characterRepository: characters,
     game,
+    events,
     streams: new EventStreams({ bus: events, game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
     entry: new EntryService({
       db,
@@ -199,7 +201,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     health: new HealthService(sessionRepository, clock, version),
     sessions,
     accounts,
-    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence }),
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events }),
     inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
     conditionAxis: new ConditionAxisService({
       worlds,

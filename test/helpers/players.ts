@@ -61,7 +61,10 @@ export async function newPlayer(server: TestServer, first = 'Tester', roomId?: s
   const { username, characterId } = await registerGuest(server, name);
   const sessionId = await loginAs(server, username);
   await selectCharacter(server, sessionId, characterId);
-  if (roomId) expect(await server.db('characters').where({ id: characterId }).update({ room_id: roomId })).to.equal(1);
+  if (roomId) {
+    expect(await server.db('characters').where({ id: characterId }).update({ room_id: roomId })).to.equal(1);
+    await wroteBehindServer(server);
+  }
   return { server, name, username, characterId, sessionId };
 }
 
@@ -92,4 +95,13 @@ export async function resetGame(server: TestServer): Promise<void> {
   await server.db('item_instances').del();
   await server.db('world_seeds').del();
   await server.services.game.seedItems();
+  await wroteBehindServer(server);
+}
+
+/**
+ * After a test wrote to the database directly: the server's caches of sessions and chat forget
+ * everything, as when its bus reconnects after possibly missing events.
+ */
+export async function wroteBehindServer(server: TestServer): Promise<void> {
+  await server.services.events.publish({ type: 'reconnected' });
 }

@@ -8,7 +8,7 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { startTestServer, TestClock, type HttpResponse, type TestServer, type TestServerOptions } from '../helpers/test-server.ts';
-import { createUser, login, sessionRow, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { createUser, login, sessionFor, sessionRow, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { MemoryTransport } from '../helpers/memory-transport.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { createLogger } from '../../src/logging/logger.ts';
@@ -333,15 +333,20 @@ describe('accounts', () => {
       expectError(await ping(server, unknown), 401, INVALID_SESSION);
     });
 
-    it('re-reads the role on every request', async () => {
-      const id = await createUser(server, 'riley', 'player');
+    it('applies a role change to the session\'s very next request', async () => {
+      await createUser(server, 'riley', 'player');
       const sid = await login(server, 'riley');
+      const boss = await sessionFor(server, 'rileys_boss', 'superuser');
+      const setRole = async (role: string) => {
+        const res = await server.post('/admin/user/manage', { session_id: boss, action: 'change_role', target_username: 'riley', new_role: role });
+        expect(res.body.success, res.text).to.equal(true);
+      };
       expectError(await server.get(`/admin/database/players?session_id=${sid}`), 403, 'Insufficient permissions. Required: view_logs');
-      await server.services.users.update(id, { role: 'admin' });
+      await setRole('admin');
       const promoted = await server.get(`/admin/database/players?session_id=${sid}`);
       expect(promoted.status, promoted.text).to.equal(200);
       expect(promoted.body.players).to.be.an('array').that.is.not.empty;
-      await server.services.users.update(id, { role: 'player' });
+      await setRole('player');
       expectError(await server.get(`/admin/database/players?session_id=${sid}`), 403, 'Insufficient permissions. Required: view_logs');
     });
 

@@ -16,7 +16,7 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { cmd, loginAs, newPlayer, okCmd, registerGuest, resetGame, selectCharacter, statusOf, uniqueName, type Player } from '../helpers/players.ts';
+import { cmd, loginAs, newPlayer, okCmd, registerGuest, resetGame, selectCharacter, statusOf, uniqueName, wroteBehindServer, type Player } from '../helpers/players.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const WORLD_ID = 'emberwick';
@@ -123,6 +123,7 @@ async function placeIn(player: Player, roomId: string): Promise<void> {
   room(roomId);
   const updated = await player.server.db('characters').where({ id: player.characterId }).update({ room_id: roomId });
   expect(updated).to.equal(1);
+  await wroteBehindServer(player.server);
 }
 
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
+import { sessionFor } from '../helpers/accounts.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const WORLD_ID = 'emberwick';
@@ -23,6 +24,27 @@ async function chatOf(player: Player): Promise<string> {
   const res = await player.server.get(`/chat/${player.sessionId}`);
   expect(res.status, res.text).to.equal(200);
   return res.body.chat;
+}
+
+/**
+ * Retries `check` until it passes, for at most 2 s: what a change on one instance takes to reach
+ * the other's caches (docs/decisions.md, "The hot path").
+ */
+async function within2s(check: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    try {
+      await check();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
+
+async function expectChat(player: Player, chat: string): Promise<void> {
+  await within2s(async () => expect(await chatOf(player)).to.equal(chat));
 }
 
 
@@ -91,19 +113,59 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
       expect(await okCmd(b, 'who')).to.equal('No other players online.');
     });
 
-    it('hear each other: say in the room, a yell from an adjoining room, a whisper', async () => {
+    // Each instance remembers chat and sessions, which only the PostgreSQL bus keeps coherent
+    // between instances: SQLite serves one instance (docs/decisions.md).
+    (usePostgres ? it : it.skip)('hear each other: say in the room, a yell from an adjoining room, a whisper', async () => {
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');
+      expect(await chatOf(b)).to.equal('[No messages in this room yet]');
       expect(await okCmd(a, 'say hello from <one>')).to.equal('You say: hello from &lt;one&gt;');
-      expect(await chatOf(b)).to.equal(`[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n`);
+      await expectChat(b, `[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n`);
       await okCmd(a, 'north');
       expect(await okCmd(a, 'yell over here!')).to.equal('You yell: over here!');
-      expect(await chatOf(b)).to.equal(`[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n${a.name}: [YELL] over here!\n`);
+      await expectChat(b, `[Recent messages]:\n${a.name}: hello from &lt;one&gt;\n${a.name}: [YELL] over here!\n`);
       // The yell reached the bridge too; the say did not.
       expect(await chatOf(a)).to.equal(`[Recent messages]:\n${a.name}: [YELL] over here!\n`);
       await okCmd(b, 'north');
       expect(await okCmd(b, `whisper ${a.name} psst`)).to.equal(`You whisper to ${a.name}: psst`);
-      expect(await chatOf(a)).to.equal(`[Recent messages]:\n${a.name}: [YELL] over here!\n${b.name}: [WHISPER: ${b.name} \u2192 ${a.name}] psst\n`);
+      await expectChat(a, `[Recent messages]:\n${a.name}: [YELL] over here!\n${b.name}: [WHISPER: ${b.name} \u2192 ${a.name}] psst\n`);
+    });
+
+    (usePostgres ? it : it.skip)('a session remembered by one instance follows what the other does within 2 s: move, role change, logout, kick, ban, expiry', async () => {
+      const boss = await sessionFor(two, `mi_boss${Date.now() % 100000}`, 'superuser');
+      const onOne = (p: Player): Player => ({ ...p, server: one });
+      const onTwo = (p: Player): Player => ({ ...p, server: two });
+      const statusOn = (server: TestServer, sid: string) => server.get(`/status/${sid}`);
+      // Move: played on two, seen by one, which has the session in memory.
+      const mover = await newPlayer(one, 'Mo');
+      expect((await statusOf(onOne(mover))).current_room).to.equal('lockkeepers_square');
+      await okCmd(onTwo(mover), 'north');
+      await within2s(async () => expect((await statusOf(onOne(mover))).current_room).to.equal('ropewalk_bridge'));
+      // Role change on two: one lets the session into an admin route.
+      const roleName = `mi_role${Date.now() % 100000}`;
+      const roleSid = await sessionFor(one, roleName, 'player');
+      const adminRoute = () => one.get(`/admin/database/players?session_id=${roleSid}`);
+      expect((await adminRoute()).status).to.equal(403);
+      expect((await two.post('/admin/user/manage', { session_id: boss, action: 'change_role', target_username: roleName, new_role: 'admin' })).body.success).to.equal(true);
+      await within2s(async () => expect((await adminRoute()).status).to.equal(200));
+      // Logout, kick and ban on two: one refuses the session.
+      const ended = async (end: (p: Player) => Promise<unknown>) => {
+        const p = await newPlayer(one, 'Eve');
+        expect((await statusOn(one, p.sessionId)).status).to.equal(200);
+        await end(p);
+        await within2s(async () => expect((await statusOn(one, p.sessionId)).status).to.equal(401));
+      };
+      await ended((p) => two.post('/logout', { session_id: p.sessionId }));
+      await ended(async (p) => {
+        const row = await two.db('sessions').where({ character_id: p.characterId }).first('id');
+        expect((await two.post('/admin/session/kick', { session_id: boss, target_session_id: String(row!.id) })).body.success).to.equal(true);
+      });
+      await ended(async (p) => expect((await two.post('/admin/user/manage', { session_id: boss, action: 'ban', target_username: p.username })).body.success).to.equal(true));
+      // Expiry needs no message: a remembered session is checked against the clock on every request.
+      const old = await newPlayer(one, 'Olga');
+      expect((await statusOn(one, old.sessionId)).status).to.equal(200);
+      one.clock.advance(481 * 60_000);
+      expect((await statusOn(one, old.sessionId)).status).to.equal(401);
     });
 
     it('an item dropped on one instance is in the room on the other', async () => {

@@ -164,6 +164,12 @@ export class GameRepository {
     return rows.reverse().map(chatRow);
   }
 
+  /** The room's newest `limit` messages, whoever may read them, oldest first. */
+  async roomTail(worldId: string, roomId: string, limit: number): Promise<ChatRow[]> {
+    const rows = await this.chatQuery().where({ 'm.world_id': worldId, 'm.room_id': roomId }).orderBy('m.id', 'desc').limit(limit);
+    return rows.reverse().map(chatRow);
+  }
+
   /** Messages by id, in id order (for the event streams, which filter them per character). */
   async messagesByIds(ids: readonly number[]): Promise<ChatRow[]> {
     if (ids.length === 0) return [];

@@ -27,6 +27,11 @@ export interface SessionRecord {
   isActive: boolean;
   characterId: number | null;
   worldId: string | null;
+  /** The bound character's name and room, read in the same statement (null without one). */
+  characterName: string | null;
+  roomId: string | null;
+  /** When the account ends (temporary accounts), null for the others. */
+  accountExpiresAt: string | null;
   clientType: string;
   createdAt: string;
   lastActivity: string;
@@ -75,7 +80,11 @@ export class SessionRepository {
 
   /** The session a client presents its token for (see findWhere). */
   async find(token: string, now: string): Promise<SessionRecord | undefined> {
-    return this.findWhere({ 's.token_hash': sessionTokenHash(token) }, now);
+    return this.findByTokenHash(sessionTokenHash(token), now);
+  }
+
+  async findByTokenHash(tokenHash: string, now: string): Promise<SessionRecord | undefined> {
+    return this.findWhere({ 's.token_hash': tokenHash }, now);
   }
 
   async findById(id: number, now: string): Promise<SessionRecord | undefined> {
@@ -89,6 +98,7 @@ export class SessionRepository {
   private async findWhere(where: Record<string, string | number>, now: string): Promise<SessionRecord | undefined> {
     const row = await this.db('sessions as s')
       .join('users as u', 'u.id', 's.user_id')
+      .leftJoin('characters as c', 'c.id', 's.character_id')
       .where(where)
       .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now))
       .first(
@@ -99,6 +109,10 @@ export class SessionRepository {
         'u.is_active',
         's.character_id',
         's.world_id',
+        'c.name as character_name',
+        'c.room_id',
+        'u.is_guest',
+        'u.guest_expires_at',
         's.client_type',
         's.created_at',
         's.last_activity',
@@ -113,6 +127,9 @@ export class SessionRepository {
       isActive: Boolean(row.is_active),
       characterId: row.character_id,
       worldId: row.world_id,
+      characterName: row.character_name ?? null,
+      roomId: row.room_id ?? null,
+      accountExpiresAt: row.is_guest ? (row.guest_expires_at ?? null) : null,
       clientType: row.client_type,
       createdAt: row.created_at,
       lastActivity: row.last_activity,

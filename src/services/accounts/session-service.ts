@@ -8,8 +8,9 @@ import type { Knex } from 'knex';
 import type { Config } from '../../config/config.ts';
 import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
 import type { Db } from '../../db/database.ts';
-import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
+import { sessionTokenHash, type SessionRecord, type SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Presence } from '../game/presence.ts';
+import type { SessionCache } from './session-cache.ts';
 import { Unauthenticated } from '../errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
@@ -34,19 +35,25 @@ export function normalizeClientType(header: string | undefined): string {
   return CLIENT_TYPE.test(value) ? value : 'unknown';
 }
 
+function isExpired(session: SessionRecord, stamp: string): boolean {
+  return (session.expiresAt !== null && session.expiresAt <= stamp) || (session.accountExpiresAt !== null && session.accountExpiresAt <= stamp);
+}
+
 export class SessionService {
   private readonly db: Db;
   private readonly sessions: SessionRepository;
   private readonly presence: Presence;
+  private readonly cache: SessionCache;
   private readonly clock: Clock;
   private readonly ttlMs: number;
   private readonly maxAgeMs: number;
   private readonly sliding: boolean;
 
-  constructor(db: Db, sessions: SessionRepository, presence: Presence, config: Config['session'], clock: Clock) {
+  constructor(db: Db, sessions: SessionRepository, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock) {
     this.db = db;
     this.sessions = sessions;
     this.presence = presence;
+    this.cache = cache;
     this.clock = clock;
     this.ttlMs = config.ttlMinutes * 60_000;
     this.maxAgeMs = config.maxAgeDays * 86_400_000;
@@ -75,22 +82,31 @@ export class SessionService {
 
   /**
    * 401 for a missing, unknown, expired or orphaned session, or one of a deactivated or expired
-   * account; otherwise records the activity.
+   * account; otherwise records the activity. Served from the session cache when it can be.
    */
   async validate(token: string | undefined): Promise<AuthenticatedSession> {
     if (!token) throw new Unauthenticated(INVALID_SESSION);
     const now = this.clock();
     const stamp = toDbTime(now);
-    const session = await this.sessions.find(token, stamp);
+    const key = sessionTokenHash(token);
+    let session = this.cache.get(key, now.getTime());
+    // A remembered session that looks expired is read again: another instance may have slid it.
+    if (!session || isExpired(session, stamp)) {
+      const version = this.cache.version;
+      session = await this.sessions.findByTokenHash(key, stamp);
+      if (session) this.cache.set(key, session, now.getTime(), version);
+    }
     if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     // An expired session is left to the sweep, which also tells the world its character left.
-    if (session.expiresAt !== null && session.expiresAt <= stamp) throw new Unauthenticated(INVALID_SESSION);
+    if (isExpired(session, stamp)) throw new Unauthenticated(INVALID_SESSION);
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS spares a write per poll and shortens a 480-minute life by seconds.
     if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
     const expiresAt = this.sliding ? this.expiryFrom(now, fromDbTime(session.createdAt)) : undefined;
     await this.sessions.touch(session.id, stamp, expiresAt);
-    return { ...session, lastActivity: stamp, ...(expiresAt === undefined ? {} : { expiresAt }) };
+    const touched = { ...session, lastActivity: stamp, ...(expiresAt === undefined ? {} : { expiresAt }) };
+    this.cache.update(key, session, touched);
+    return touched;
   }
 
   /** Removes the expired sessions; their characters that nobody else plays leave. Returns how many ended. */

@@ -14,6 +14,7 @@ import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { Presence } from '../game/presence.ts';
+import type { EventBus } from '../../db/event-bus.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
 
@@ -67,6 +68,7 @@ export interface UserAdminDeps {
   hasher: PasswordHasher;
   clock: Clock;
   presence: Presence;
+  events: EventBus;
 }
 
 export class UserAdminService {
@@ -162,6 +164,7 @@ export class UserAdminService {
     if (!isRole(role)) throw new InvalidInput('Invalid role. Valid roles: player, worldbuilder, admin, superuser');
     if (!canAssignRole(actor.role, role)) throw new Forbidden(`Insufficient permissions to assign role '${role}'`);
     await this.d.users.update(target.id, { role });
+    await this.d.events.publish({ type: 'account.changed', userId: target.id });
     return { success: true, message: `Successfully changed ${target.username}'s role to ${role}` };
   }
 

@@ -233,6 +233,7 @@ export class EventStreams {
       for (const stream of [...this.streams]) if (ids.has(stream.sessionId)) this.end(stream, event.reason);
       return;
     }
+    if (event.type === 'session.changed' || event.type === 'account.changed') return;
     const targets = [...this.streams].filter((s) => event.type === 'reconnected' || s.player.worldId === event.worldId);
     if (targets.length === 0) return;
     // Chat rows are read once for every stream of this instance.
@@ -284,6 +285,8 @@ export class EventStreams {
         }
         return;
       case 'session.ended':
+      case 'session.changed':
+      case 'account.changed':
         return;
     }
   }

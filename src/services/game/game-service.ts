@@ -24,6 +24,7 @@ import { PyFloat } from '../policy/canonical-json.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
+import { ChatHistory } from './chat-history.ts';
 
 type Schemas = components['schemas'];
 
@@ -138,6 +139,7 @@ export class GameService {
   private readonly worlds: WorldCatalog;
   private readonly clock: Clock;
   private readonly bus: EventBus;
+  private readonly history: ChatHistory;
 
   private readonly chatDeps: ChatDependencies | null;
   /** Parsed grammar per axis bundle policy hash (null: invalid, engine off; logged once). */
@@ -145,6 +147,7 @@ export class GameService {
 
   constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, chat: ChatDependencies | null = null) {
     this.repo = repo;
+    this.history = new ChatHistory(bus, repo, CHAT_HISTORY);
     this.worlds = worlds;
     this.clock = clock;
     this.bus = bus;
@@ -298,7 +301,7 @@ export class GameService {
   /** Stores chat, then announces it (by id: each stream reads it back with its own visibility). */
   private async post(player: Player, messages: NewChatMessage[]): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
-    await this.bus.publish({ type: 'chat', worldId: player.worldId, messageIds });
+    await this.bus.publish({ type: 'chat', worldId: player.worldId, roomIds: [...new Set(messages.map((m) => m.roomId))], messageIds });
   }
 
   private async moved(player: Player, from: string | null, to: string | null, direction: Direction | null, cause: MoveCause): Promise<void> {
@@ -546,7 +549,7 @@ export class GameService {
   /** The room's recent chat; with `afterId`, only messages newer than that one. */
   async chat(player: Player, afterId = 0): Promise<Schemas['RoomChat']> {
     if (!player.roomId) return { chat: 'No messages.', messages: [] };
-    const rows = await this.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, afterId);
+    const rows = await this.history.recent(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, afterId);
     const chat = rows.length === 0 ? '[No messages in this room yet]' : `[Recent messages]:\n${rows.map((r) => `${r.sender}: ${r.text}\n`).join('')}`;
     return {
       chat,

@@ -35,6 +35,7 @@ export class Presence {
     const now = toDbTime(this.d.clock());
     const alreadyOnline = await this.d.sessions.characterBound(character.id, now, trx);
     if ((await this.d.sessions.bindCharacter(session.id, character.id, character.worldId, trx)) === 0) return false;
+    await this.d.bus.publish({ type: 'session.changed', sessionIds: [session.id] }, trx);
     if (!alreadyOnline) await this.announce(character, true, trx);
     if (session.characterId !== null && session.characterId !== character.id) await this.leaveIfUnplayed([session.characterId], trx);
     return true;
