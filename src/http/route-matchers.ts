@@ -20,16 +20,18 @@ export function rememberRouteMatchers(): void {
   if (installed) return;
   installed = true;
   const compile = pathToRegexpModule.pathToRegexp;
-  const matchers = new Map<string, unknown>();
+  // One map per combination of the two flags the validator passes, by path.
+  const matchers = [new Map<string, unknown>(), new Map<string, unknown>(), new Map<string, unknown>(), new Map<string, unknown>()];
+  let remembered = 0;
   pathToRegexpModule.pathToRegexp = (path, options = {}) => {
-    // The validator passes exactly these two flags; any other call is compiled as before.
-    const { sensitive, strict, ...other } = options;
-    if (typeof path !== 'string' || Object.keys(other).length > 0) return compile(path, options);
-    const key = `${sensitive ? 1 : 0}${strict ? 1 : 0}${path}`;
-    let matcher = matchers.get(key);
+    // Only the validator's calls (a path, at most these two flags) are remembered.
+    for (const name in options) if (name !== 'sensitive' && name !== 'strict') return compile(path, options);
+    if (typeof path !== 'string') return compile(path, options);
+    const byPath = matchers[(options.sensitive ? 1 : 0) + (options.strict ? 2 : 0)]!;
+    let matcher = byPath.get(path);
     if (matcher === undefined) {
       matcher = compile(path, options);
-      if (matchers.size < MAX_MATCHERS) matchers.set(key, matcher);
+      if (remembered++ < MAX_MATCHERS) byPath.set(path, matcher);
     }
     return matcher;
   };

@@ -24,6 +24,14 @@ export interface NewChatMessage {
   createdAt: string;
 }
 
+/** A character bound to an unexpired session; `expiresAt` is the earliest its sessions end (null: one never does). */
+export interface ActiveCharacter {
+  id: number;
+  name: string;
+  roomId: string | null;
+  expiresAt: string | null;
+}
+
 export interface ChatRow {
   id: number;
   roomId: string;
@@ -93,10 +101,13 @@ export class GameRepository {
       .andWhere((w) => w.whereNull('s.expires_at').orWhere('s.expires_at', '>', toDbTime(now)));
   }
 
-  /** Names of the world's active characters (bound to an unexpired session), sorted. */
-  async activeCharacters(worldId: string, now: Date): Promise<Array<{ id: number; name: string; roomId: string | null }>> {
-    const rows = await this.activeSessions(this.db('characters as c'), worldId, now).distinct('c.id', 'c.name', 'c.room_id').orderBy('c.name');
-    return rows.map((r) => ({ id: Number(r.id), name: String(r.name), roomId: (r.room_id as string | null) ?? null }));
+  /** The world's active characters (bound to an unexpired session), sorted by name. */
+  async activeCharacters(worldId: string, now: Date): Promise<ActiveCharacter[]> {
+    const rows = await this.activeSessions(this.db('characters as c'), worldId, now)
+      .groupBy('c.id', 'c.name', 'c.room_id')
+      .select('c.id', 'c.name', 'c.room_id', { expires_at: this.db.raw('min(s.expires_at)') })
+      .orderBy('c.name');
+    return rows.map((r) => ({ id: Number(r.id), name: String(r.name), roomId: (r.room_id as string | null) ?? null, expiresAt: (r.expires_at as string | null) ?? null }));
   }
 
   async activeInRoom(worldId: string, roomId: string, now: Date): Promise<Array<{ id: number; name: string }>> {

@@ -25,6 +25,7 @@ import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
 import { ChatHistory } from './chat-history.ts';
+import { GameStateCache } from './game-state-cache.ts';
 
 type Schemas = components['schemas'];
 
@@ -140,6 +141,7 @@ export class GameService {
   private readonly clock: Clock;
   private readonly bus: EventBus;
   private readonly history: ChatHistory;
+  private readonly state: GameStateCache;
 
   private readonly chatDeps: ChatDependencies | null;
   /** Parsed grammar per axis bundle policy hash (null: invalid, engine off; logged once). */
@@ -148,6 +150,7 @@ export class GameService {
   constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, chat: ChatDependencies | null = null) {
     this.repo = repo;
     this.history = new ChatHistory(bus, repo, CHAT_HISTORY);
+    this.state = new GameStateCache(bus, repo);
     this.worlds = worlds;
     this.clock = clock;
     this.bus = bus;
@@ -214,7 +217,7 @@ export class GameService {
     const room = world.rooms.get(roomId);
     if (!room) return 'Unknown room.';
     const now = this.clock();
-    const [items, present] = await Promise.all([this.repo.roomItems(world.id, roomId), this.repo.activeInRoom(world.id, roomId, now)]);
+    const [items, present] = await Promise.all([this.state.roomItemsOf(world.id, roomId, now), this.state.activeInRoom(world.id, roomId, now)]);
     let text = `\n=== ${room.name} ===\n${room.description}\n`;
     if (items.length > 0) text += `\n[Items here]:\n${items.map((i) => `  - ${world.items.get(i.itemId)?.name ?? i.itemId}\n`).join('')}`;
     const others = present.filter((p) => p.id !== player.characterId);
@@ -248,7 +251,7 @@ export class GameService {
 
   private async inventoryText(player: Player): Promise<string> {
     const world = this.world(player);
-    const held = await this.repo.inventory(player.characterId);
+    const held = await this.state.inventory(player.characterId, this.clock());
     if (held.length === 0) return 'Your inventory is empty.';
     return `Your inventory:\n${held.map((i) => `  - ${world.items.get(i.itemId)?.name ?? i.itemId}\n`).join('')}`;
   }
@@ -537,12 +540,12 @@ export class GameService {
   }
 
   private async who(player: Player): Promise<string> {
-    const others = (await this.repo.activeCharacters(player.worldId, this.clock())).filter((c) => c.id !== player.characterId);
+    const others = (await this.state.activeCharacters(player.worldId, this.clock())).filter((c) => c.id !== player.characterId);
     return others.length === 0 ? 'No other players online.' : `Active players:\n${others.map((c) => ` - ${c.name}`).join('\n')}`;
   }
 
   async status(player: Player): Promise<Schemas['GameStatus']> {
-    const active = await this.repo.activeCharacters(player.worldId, this.clock());
+    const active = await this.state.activeCharacters(player.worldId, this.clock());
     return { active_players: active.map((c) => c.name), current_room: player.roomId, inventory: await this.inventoryText(player) };
   }
 
