@@ -71,13 +71,14 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(normalizeCaseInsensitiveFields);
   app.use(contractValidator(contract, config.server.validateResponses));
 
+  const limits = createRateLimits(config.rateLimit);
+  // First: the routes every client calls every second pass no other router's layers.
+  app.use(gameRouter(services.sessions, services.game, services.streams, limits));
   app.use(publicRouter(services.health, version));
   app.use(metricsRouter({ mode: config.metrics.mode, metrics, sessions: services.sessions }));
-  const limits = createRateLimits(config.rateLimit);
   app.use(accountsRouter(services.accounts, services.sessions, limits));
   app.use(labRouter(services.sessions, services.lab, services.llm));
   app.use(pipelineRouter(services.sessions, services.conditionAxis));
-  app.use(gameRouter(services.sessions, services.game, services.streams, limits));
   app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
   app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));
