@@ -64,6 +64,24 @@ describe('platform: public routes, errors, logging, CORS, docs', () => {
       expect(res.body.errors).to.be.an('array').that.is.not.empty;
     });
 
+    // The game routes have a validator of their own (src/http/openapi.ts): it must refuse alike.
+    it('the game routes are held to the contract like every other: 400, 401, 405 and 404', async () => {
+      const sid = '00000000-0000-4000-8000-000000000000';
+      const noCommand = await server.post('/command', { session_id: sid });
+      expect(noCommand.status).to.equal(400);
+      expect(noCommand.body.detail).to.match(/command/);
+      const badAfter = await server.get(`/chat/${sid}?after=abc`);
+      expect(badAfter.status).to.equal(400);
+      expect(badAfter.body.detail).to.match(/after/);
+      expect((await server.get(`/status/${sid}?verbose=1`)).status).to.equal(400);
+      expect((await server.get('/status/not-a-session')).status).to.equal(401);
+      const wrongMethod = await server.get('/command');
+      expect(wrongMethod.status).to.equal(405);
+      expect(wrongMethod.headers.get('allow')).to.contain('POST');
+      expect((await server.get('/chat')).body).to.deep.equal({ detail: 'Not Found' });
+      expect((await server.get(`/chat/${sid}/more`)).status).to.equal(404);
+    });
+
     it('never answers plain text, even for HEAD-less odd methods', async () => {
       const res = await server.request('PATCH', '/');
       expect(res.status).to.equal(405);
