@@ -4,8 +4,9 @@
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import express, { Router, type RequestHandler } from 'express';
+import express, { Router } from 'express';
 import type { Contract } from '../openapi.ts';
+import { pageHeaders } from '../middleware/page-headers.ts';
 
 const require = createRequire(import.meta.url);
 const swaggerUiDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -39,7 +40,7 @@ const REDOC_INIT = `Redoc.init('/openapi.json', {}, document.getElementById('red
  * may not be framed, and talk only to this server. Both UIs set inline styles and use data:
  * images; ReDoc runs its search index in a blob: worker.
  */
-const CONTENT_SECURITY_POLICY = [
+const securityHeaders = pageHeaders([
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
@@ -51,16 +52,7 @@ const CONTENT_SECURITY_POLICY = [
   "base-uri 'none'",
   "form-action 'self'",
   "frame-ancestors 'none'",
-].join('; ');
-
-const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-  });
-  next();
-};
+]);
 
 export function docsRouter(contract: Contract): Router {
   const router = Router();

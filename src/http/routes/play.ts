@@ -4,7 +4,8 @@
  * pages, not API answers.
  */
 import path from 'node:path';
-import express, { Router, type RequestHandler } from 'express';
+import express, { Router } from 'express';
+import { pageHeaders } from '../middleware/page-headers.ts';
 
 const PLAY_DIR = path.join(import.meta.dirname, '..', '..', '..', 'public', 'play');
 
@@ -13,29 +14,21 @@ const PLAY_DIR = path.join(import.meta.dirname, '..', '..', '..', 'public', 'pla
  * may not be framed: no inline script or style at all (the page is built with textContent,
  * never markup, so server data cannot add any).
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
-
-const securityHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
-    // A new build must reach the page at once; the files are small.
-    'Cache-Control': 'no-cache',
-  });
-  next();
-};
+const securityHeaders = pageHeaders(
+  [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self'",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ],
+  // A new build must reach the page at once; the files are small.
+  { 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-cache' },
+);
 
 export function playRouter(): Router {
   const router = Router();
