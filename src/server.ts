@@ -146,6 +146,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       });
       // Handlers whose client hung up may still be waiting on the database.
       await drainPool(db, deadline);
+      // Writes the session activity still pending, so it must come before db.destroy().
       await services.close();
       await db.destroy();
       logger.info('Shutdown complete');

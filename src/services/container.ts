@@ -14,6 +14,7 @@ import { InspectionRepository } from '../db/repositories/inspection-repository.t
 import { HealthService } from './health-service.ts';
 import { AccountService } from './accounts/account-service.ts';
 import { SessionService } from './accounts/session-service.ts';
+import { SessionActivity } from './accounts/session-activity.ts';
 import { BcryptPool, type PasswordHasher } from './accounts/password-hasher.ts';
 import { InspectionService } from './admin/inspection-service.ts';
 import { UserAdminService } from './admin/user-admin-service.ts';
@@ -73,7 +74,7 @@ export interface Services {
   conditionAxis: ConditionAxisService;
   /** The upstream entity-state client's counters (shared by character creation and condition-axis); null in builtin mode. */
   entityStateCounters(): EntityStateCounters | null;
-  /** Releases what the services hold (the hashing threads); the database is the caller's. */
+  /** Writes the pending session activity and releases what the services hold (the hashing threads); the database is the caller's. */
   close(): Promise<void>;
 }
 
@@ -128,7 +129,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const permissions = new WorldPermissionRepository(db);
   const hasher = new BcryptPool(config.security.bcryptRounds);
   const presence = new Presence({ bus: events, sessions: sessionRepository, characters, clock });
-  const sessions = new SessionService(db, sessionRepository, presence, new SessionCache(events), config.session, clock);
+  const activity = new SessionActivity(sessionRepository, logger);
+  const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
@@ -224,6 +226,9 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
         run: () => gameRepository.pruneMessages(toDbTime(new Date(clock().getTime() - config.chat.retentionDays * 86_400_000)), config.chat.maxMessagesPerRoom),
       },
     ],
-    close: () => hasher.close(),
+    close: async () => {
+      await activity.close();
+      await hasher.close();
+    },
   };
 }

@@ -363,6 +363,7 @@ describe('accounts', () => {
       const sid = await login(server, 'sam');
       server.clock.advance(479 * MINUTE);
       expect((await ping(server, sid)).status).to.equal(200);
+      await server.services.sessions.flushActivity();
       const row = await sessionRow(server, sid);
       expect(row.expires_at).to.equal(toDbTime(new Date(server.clock.now().getTime() + 480 * MINUTE)));
       expect(row.last_activity).to.equal(toDbTime(server.clock.now()));
@@ -591,6 +592,7 @@ describe('accounts: fixed session lifetime and one session per account', () => {
     const expiresAt = (await sessionRow(server, sid)).expires_at as string;
     server.clock.advance(240 * MINUTE);
     expect((await ping(server, sid)).status).to.equal(200);
+    await server.services.sessions.flushActivity();
     const row = await sessionRow(server, sid);
     expect(row.expires_at).to.equal(expiresAt);
     expect(row.last_activity).to.equal(toDbTime(server.clock.now()));

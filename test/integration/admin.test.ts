@@ -396,6 +396,9 @@ describe('admin: database listings', () => {
 
   it('age_seconds counts from the last activity', async () => {
     server.clock.advance(90_000);
+    // Listings read activity once written (within a second), so not the listing request's own.
+    expect(await pingStatus(server, ada)).to.equal(200);
+    await server.services.sessions.flushActivity();
     const res = await server.get(`/admin/database/connections?${q(ada)}`);
     const pimRow = (res.body.connections as Array<Record<string, unknown>>).find((c) => c.id === handles.pim)!;
     expect(pimRow.age_seconds as number).to.be.at.least(90);
@@ -458,8 +461,10 @@ describe('admin: database listings', () => {
 
   it('a session idle for 31 minutes is no longer a connection but is still a session', async () => {
     server.clock.advance(31 * MINUTE);
-    // emi stays active; pim goes idle.
+    // emi and the caller stay active; pim goes idle. Listings read activity once written.
     expect(await pingStatus(server, emi)).to.equal(200);
+    expect(await pingStatus(server, ada)).to.equal(200);
+    await server.services.sessions.flushActivity();
     const conn = await server.get(`/admin/database/connections?${q(ada)}`);
     expect(conn.status, conn.text).to.equal(200);
     const connIds = (conn.body.connections as Array<{ id: number }>).map((c) => c.id);

@@ -682,8 +682,9 @@ describe(`game (${DB_NAME})`, function () {
       const fresh = await newPlayer(server, 'Fresh');
       expect((await statusOf(fresh)).active_players).to.deep.equal([stale.name, fresh.name].sort());
       server.clock.advance(300 * MINUTE);
-      // Only fresh's own request slides fresh's expiry.
+      // Only fresh's own request slides fresh's expiry; who and status read it once written.
       expect((await statusOf(fresh)).active_players).to.deep.equal([stale.name, fresh.name].sort());
+      await server.services.sessions.flushActivity();
       server.clock.advance(200 * MINUTE);
       await expectReply(fresh, 'who', true, 'No other players online.');
       expect((await statusOf(fresh)).active_players).to.deep.equal([fresh.name]);

@@ -227,6 +227,7 @@ describe(`hardening: accounts and sessions (${DB_NAME})`, () => {
         server.clock.advance(7 * HOUR);
         for (const sid of [active, swept]) expect((await ping(server, sid)).status, `hour ${hour}`).to.equal(200);
       }
+      await server.services.sessions.flushActivity();
       expect((await sessionRow(server, active)).expires_at).to.equal(toDbTime(new Date(created.getTime() + 7 * DAY)));
       server.clock.advance(7 * HOUR);
       expectError(await ping(server, active), 401, INVALID_SESSION);

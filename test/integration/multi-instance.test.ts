@@ -170,6 +170,19 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
       expect((await statusOn(one, old.sessionId)).status).to.equal(401);
     });
 
+    onPostgres('activity recorded on one instance slides the expiry the other reads, once the first has written it', async () => {
+      const p = await newPlayer(one, 'Sly');
+      const hours = (n: number) => n * 60 * 60_000;
+      one.clock.advance(hours(7));
+      expect((await one.get(`/status/${p.sessionId}`)).status).to.equal(200);
+      await one.services.sessions.flushActivity();
+      // Nine hours after login: only the expiry slid on one keeps the session alive on two.
+      one.clock.advance(hours(2));
+      await two.services.sessions.sweepExpired();
+      const res = await two.get(`/status/${p.sessionId}`);
+      expect(res.status, res.text).to.equal(200);
+    });
+
     onPostgres('an item dropped on one instance is in the room on the other', async () => {
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');

@@ -11,6 +11,7 @@ import type { Db } from '../../db/database.ts';
 import { sessionTokenHash, type SessionRecord, type SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Presence } from '../game/presence.ts';
 import type { SessionCache } from './session-cache.ts';
+import type { SessionActivity } from './session-activity.ts';
 import { Unauthenticated } from '../errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
@@ -42,6 +43,7 @@ function isExpired(session: SessionRecord, stamp: string): boolean {
 export class SessionService {
   private readonly db: Db;
   private readonly sessions: SessionRepository;
+  private readonly activity: SessionActivity;
   private readonly presence: Presence;
   private readonly cache: SessionCache;
   private readonly clock: Clock;
@@ -49,9 +51,10 @@ export class SessionService {
   private readonly maxAgeMs: number;
   private readonly sliding: boolean;
 
-  constructor(db: Db, sessions: SessionRepository, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock) {
+  constructor(db: Db, sessions: SessionRepository, activity: SessionActivity, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock) {
     this.db = db;
     this.sessions = sessions;
+    this.activity = activity;
     this.presence = presence;
     this.cache = cache;
     this.clock = clock;
@@ -82,7 +85,8 @@ export class SessionService {
 
   /**
    * 401 for a missing, unknown, expired or orphaned session, or one of a deactivated or expired
-   * account; otherwise records the activity. Served from the session cache when it can be.
+   * account; otherwise records the activity (in memory, written within a second: see
+   * session-activity.ts). Served from the session cache when it can be.
    */
   async validate(token: string | undefined): Promise<AuthenticatedSession> {
     if (!token) throw new Unauthenticated(INVALID_SESSION);
@@ -93,24 +97,34 @@ export class SessionService {
     // A remembered session that looks expired is read again: another instance may have slid it.
     if (!session || isExpired(session, stamp)) {
       const version = this.cache.version;
-      session = await this.sessions.findByTokenHash(key, stamp);
+      const stored = await this.sessions.findByTokenHash(key, stamp);
+      // Activity not yet written is newer than the row: without it a slid session could look expired.
+      session = stored && this.activity.applyPending(stored);
       if (session) this.cache.set(key, session, now.getTime(), version);
     }
     if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     // An expired session is left to the sweep, which also tells the world its character left.
     if (isExpired(session, stamp)) throw new Unauthenticated(INVALID_SESSION);
     // Clients poll every second; recording activity (and sliding the expiry) at most every
-    // ACTIVITY_RESOLUTION_MS spares a write per poll and shortens a 480-minute life by seconds.
+    // ACTIVITY_RESOLUTION_MS keeps the batches small and shortens a 480-minute life by seconds.
     if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
     const expiresAt = this.sliding ? this.expiryFrom(now, fromDbTime(session.createdAt)) : undefined;
-    await this.sessions.touch(session.id, stamp, expiresAt);
-    const touched = { ...session, lastActivity: stamp, ...(expiresAt === undefined ? {} : { expiresAt }) };
+    const slid = expiresAt === undefined ? {} : { expiresAt };
+    this.activity.record({ id: session.id, lastActivity: stamp, ...slid });
+    const touched = { ...session, lastActivity: stamp, ...slid };
     this.cache.update(key, session, touched);
     return touched;
   }
 
+  /** Writes the activity validation has recorded so far (the timer does it within a second). */
+  async flushActivity(): Promise<void> {
+    await this.activity.flush();
+  }
+
   /** Removes the expired sessions; their characters that nobody else plays leave. Returns how many ended. */
   async sweepExpired(): Promise<number> {
+    // Activity first, so the sweep never ends a session this instance has seen in use.
+    await this.activity.flush();
     return this.db.transaction(async (trx) => {
       const ended = await this.sessions.deleteExpired(toDbTime(this.clock()), trx);
       await this.presence.ended(ended, 'expiry', trx);
