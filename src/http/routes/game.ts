@@ -6,6 +6,7 @@ import { queryInt } from '../query.ts';
 import { HttpError } from '../errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
 import type { RateLimits } from '../middleware/rate-limit.ts';
+import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
 const requireCharacter: RequestHandler = (_req, res, next) => {
@@ -19,6 +20,19 @@ const requireCharacter: RequestHandler = (_req, res, next) => {
 
 const playerOf = (res: Response): Player => res.locals.player as Player;
 
+/** The JSON of each world's active names, by the list GameService.status shares until it changes. */
+const namesJson = new WeakMap<readonly string[], string>();
+
+/**
+ * GET /status as JSON. Every player of a world gets the same list of active names, so it is
+ * serialized once per list, not once per poll (docs/decisions.md, "The hot path").
+ */
+function statusJson(status: components['schemas']['GameStatus']): string {
+  let names = namesJson.get(status.active_players);
+  if (names === undefined) namesJson.set(status.active_players, (names = JSON.stringify(status.active_players)));
+  return `{"active_players":${names},"current_room":${JSON.stringify(status.current_room)},"inventory":${JSON.stringify(status.inventory)}}`;
+}
+
 /** Sent with the first frame; proxies must neither cache nor buffer the stream (nginx reads X-Accel-Buffering). */
 const STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
 
@@ -28,7 +42,7 @@ export function gameRouter(sessions: SessionService, game: GameService, streams:
     res.json(await game.command(playerOf(res), String(req.body.command)));
   });
   router.get('/status/:session_id', authenticate(sessions, 'params'), requireCharacter, async (_req, res) => {
-    res.json(await game.status(playerOf(res)));
+    res.type('application/json').send(statusJson(await game.status(playerOf(res))));
   });
   router.get('/chat/:session_id', authenticate(sessions, 'params'), requireCharacter, async (req, res) => {
     res.json(await game.chat(playerOf(res), queryInt(req.query.after, 0)));

@@ -545,8 +545,8 @@ export class GameService {
   }
 
   async status(player: Player): Promise<Schemas['GameStatus']> {
-    const active = await this.state.activeCharacters(player.worldId, this.clock());
-    return { active_players: active.map((c) => c.name), current_room: player.roomId, inventory: await this.inventoryText(player) };
+    const activePlayers = await this.state.activeNames(player.worldId, this.clock());
+    return { active_players: activePlayers as string[], current_room: player.roomId, inventory: await this.inventoryText(player) };
   }
 
   /** The room's recent chat; with `afterId`, only messages newer than that one. */

@@ -24,6 +24,8 @@ export class GameStateCache {
   private readonly active = new Map<string, Entry<ActiveCharacter[]>>();
   private readonly roomItems = new Map<string, Entry<ItemInstance[]>>();
   private readonly inventories = new Map<number, Entry<ItemInstance[]>>();
+  /** activeNames by the list they were taken from, so a list read once is named once. */
+  private readonly names = new WeakMap<ActiveCharacter[], readonly string[]>();
   /** Counts invalidations: a value read before one may be stale and is not remembered. */
   private generation = 0;
 
@@ -42,6 +44,14 @@ export class GameStateCache {
       const ends = list.flatMap((c) => (c.expiresAt === null ? [] : [fromDbTime(c.expiresAt).getTime()]));
       return { value: list, validUntil: ends.length > 0 ? Math.min(...ends) : null };
     });
+  }
+
+  /** The names of activeCharacters, in order: the same array until the list changes. */
+  async activeNames(worldId: string, now: Date): Promise<readonly string[]> {
+    const list = await this.activeCharacters(worldId, now);
+    let names = this.names.get(list);
+    if (!names) this.names.set(list, (names = Object.freeze(list.map((c) => c.name))));
+    return names;
   }
 
   async activeInRoom(worldId: string, roomId: string, now: Date): Promise<ActiveCharacter[]> {
