@@ -60,7 +60,7 @@ export function createApp({ config, logger, contract, version, services, request
     maxAge: 600,
   });
   // Browsers send Origin with every cross-origin request: without it there is nothing to allow,
-  // and the headers cost a poll a twentieth of its time. Caches still learn the answer varies.
+  // so polls from other clients skip the work. Caches still learn that the answer varies.
   app.use((req, res, next) => {
     if (req.headers.origin !== undefined) return corsHeaders(req, res, next);
     res.vary('Origin');
