@@ -12,12 +12,11 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { populate, type BenchPlayer } from './game-world.ts';
-import { measure, percentile, postJson, summarize, WARMUP_SECONDS, type LoadSummary } from './load.ts';
+import { positiveNumberEnv } from './env.ts';
+import { measure, percentile, postJson, round, sleep, summarize, WARMUP_SECONDS, type LoadSummary } from './load.ts';
 import type { RequestSpec } from './scenarios.ts';
-import { cpuMs, hasTaskset, pinSelf, restoreAffinity, startBenchServer, type BenchServer } from './server-process.ts';
+import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
 
-const SERVER_CORE = 0;
-const CLIENT_CORE = 1;
 const OPEN_BATCH = 100;
 /** Streams open and nothing sent: what the RSS reading waits for. */
 const IDLE_SETTLE_MS = 3000;
@@ -71,17 +70,6 @@ export interface EventsResult {
 const log = (message: string): void => {
   process.stderr.write(`bench: events: ${message}\n`);
 };
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-function positiveEnv(name: string, fallback: number): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got '${raw}'`);
-  return value;
-}
-
 function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS for pid ${pid}`);
@@ -203,9 +191,9 @@ async function pollMeasure(server: BenchServer, players: BenchPlayer[], connecti
 
 /** Runs the suite on a server of its own; `databaseUrl` as for the other suites. */
 export async function runEventsSuite(databaseUrl: string | undefined, pollConnections: number, pollSeconds: number): Promise<{ result: EventsResult; serverLog: string[] }> {
-  const streams = Math.round(positiveEnv('BENCH_STREAMS', 2000));
-  const sayRate = positiveEnv('BENCH_SAY_RATE', 50);
-  const saySeconds = positiveEnv('BENCH_SAY_SECONDS', 20);
+  const streams = Math.round(positiveNumberEnv('BENCH_STREAMS', 2000, false));
+  const sayRate = positiveNumberEnv('BENCH_SAY_RATE', 50, false);
+  const saySeconds = positiveNumberEnv('BENCH_SAY_SECONDS', 20, false);
 
   const pinned = hasTaskset();
   const previousMask = pinned ? pinSelf(CLIENT_CORE) : undefined;

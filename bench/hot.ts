@@ -18,13 +18,11 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { BENCH_PASSWORD, canUseLoopbackRange, populate, type BenchPlayer } from './game-world.ts';
-import { measure, openLoop, postJson, summarize, WARMUP_SECONDS, type LoadSummary, type OpenLoopResult } from './load.ts';
+import { measure, openLoop, postJson, round, sleep, summarize, WARMUP_SECONDS, type LoadSummary, type OpenLoopResult } from './load.ts';
 import { markdownTable } from './markdown.ts';
 import type { RequestSpec } from './scenarios.ts';
-import { cpuMs, hasTaskset, pinSelf, restoreAffinity, startBenchServer, startHelloServer, type BenchServer, type ChildServer } from './server-process.ts';
+import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, startHelloServer, type BenchServer, type ChildServer } from './server-process.ts';
 
-const SERVER_CORE = 0;
-const CLIENT_CORE = 1;
 /**
  * Every `npm start` default but one: the play throttle (`[rate_limit] command_per_session`, 60
  * commands per 10 s per session, docs/decisions.md) is sized for humans, and `look` at c=50
@@ -121,8 +119,6 @@ export interface HotResult {
 const log = (message: string): void => {
   process.stderr.write(`bench: hot: ${message}\n`);
 };
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);

@@ -13,8 +13,9 @@ export const WARMUP_SECONDS = 1;
 /** How long an open-loop step waits for its last answers; later ones count as errors. */
 const DRAIN_MS = 5000;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** `n` rounded to `digits` decimals, for the reports. */
+export const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** The p-th percentile (nearest rank) of ascending values; 0 for none. */
 export function percentile(sorted: ArrayLike<number>, p: number): number {

@@ -17,7 +17,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type autocannon from 'autocannon';
-import { measure, WARMUP_SECONDS } from './load.ts';
+import { positiveListEnv, positiveNumberEnv } from './env.ts';
+import { measure, round, WARMUP_SECONDS } from './load.ts';
 import { markdownTable } from './markdown.ts';
 import { SCENARIOS, type Scenario, type RequestSpec } from './scenarios.ts';
 import { startBenchServer, type BenchServer } from './server-process.ts';
@@ -73,29 +74,9 @@ interface Suite {
   prepare?: () => Promise<{ env: Record<string, string>; cleanup: () => Promise<void> }>;
 }
 
-function positiveNumberEnv(name: string, fallback: number, integer: boolean): number {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-    throw new Error(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
-  }
-  return value;
-}
-
-function positiveListEnv(name: string, fallback: number[]): number[] {
-  const raw = process.env[name]?.trim();
-  if (!raw) return fallback;
-  const values = raw.split(',').map((part) => Number(part.trim()));
-  if (values.some((v) => !Number.isFinite(v) || v <= 0)) throw new Error(`${name} must be comma-separated positive numbers, got '${raw}'`);
-  return values.sort((a, b) => a - b);
-}
-
 const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
 };
-
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 function toRouteResult(scenario: Scenario, request: RequestSpec, r: autocannon.Result, serverLogLines: number): RouteResult {
   const statusCodes: Record<string, number> = {};

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { sleep } from './load.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const READY_TIMEOUT_MS = 30_000;
@@ -43,7 +44,9 @@ function freePort(): Promise<number> {
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/** Where the suites that pin put the server (and a baseline) and the load generator, when taskset exists. */
+export const SERVER_CORE = 0;
+export const CLIENT_CORE = 1;
 
 export interface StartOptions {
   /** Pins the server to this CPU core with `taskset -c` (exec'd, so the pid stays the server's); ignored without taskset. */
