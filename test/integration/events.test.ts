@@ -111,7 +111,7 @@ describe(`live events (${DB_NAME})`, function () {
     const a = await newPlayer(server, 'Anna', 'lockkeepers_square');
     const b = await newPlayer(server, 'Bert', 'lockkeepers_square');
     const stream = await listen(b);
-    const items = await server.services.game.describeRoom({ characterId: a.characterId, name: a.name, worldId: 'emberwick', roomId: 'lockkeepers_square' }, 'lockkeepers_square');
+    const items = await server.services.game.describeRoom({ characterId: a.characterId, name: a.name, worldId: 'emberwick', roomId: 'lockkeepers_square', role: 'player' }, 'lockkeepers_square');
     const itemName = /\[Items here\]:\n {2}- ([^\n]+)\n/.exec(items)?.[1];
     expect(itemName, items).to.be.a('string');
     await okCmd(a, `get ${itemName}`);

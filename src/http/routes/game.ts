@@ -10,10 +10,10 @@ import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
 const requireCharacter: RequestHandler = (_req, res, next) => {
-  const { characterId, characterName, worldId, roomId } = sessionOf(res);
+  const { characterId, characterName, worldId, roomId, role } = sessionOf(res);
   if (characterId === null) throw new HttpError(409, 'No character selected for session. Select a character first.');
   if (characterName === null || worldId === null) throw new HttpError(409, 'Selected character not found');
-  const player: Player = { characterId, name: characterName, worldId, roomId };
+  const player: Player = { characterId, name: characterName, worldId, roomId, role };
   res.locals.player = player;
   next();
 };

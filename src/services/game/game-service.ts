@@ -1,134 +1,33 @@
 /**
- * The game: one text command per request (movement, look, inventory, get/drop, say/yell/
- * whisper, recall, who, help), plus status and room chat. Texts follow the reference server
- * (ref-game-db.md §§4–11) with decisions.md §5's changes: items are real objects, yell
- * reaches each distinct adjoining room, `who` lists the other players. Chat, moves and items
- * are announced on the event bus once written, for the live event streams.
+ * The game: one text command per request, looked up in the command table (movement, look,
+ * inventory, get/drop, say/yell/whisper, recall, who, help), plus status and room chat. Texts
+ * follow the reference server with the changes in docs/decisions.md ("The game"): items are
+ * real objects, yell reaches each distinct adjoining room, `who` lists the other players.
+ * Chat, moves and items are announced on the event bus once written, for the live event
+ * streams.
  */
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
-import { lockKey, type Db } from '../../db/database.ts';
-import type { AxisStateRepository } from '../../db/repositories/axis-state-repository.ts';
-import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { ChatRow, GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
 import type { EventBus, MoveCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import type { Config } from '../../config/config.ts';
-import type { Logger } from '../../logging/logger.ts';
-import { DELTA_EPSILON, GrammarError, parseGrammar, resolveChat, seedFromIpcHash, type AxisChange, type ChatGrammar } from '../axis/axis-engine.ts';
-import { parseSnapshot, type CharacterStateService } from '../characters/character-state.ts';
-import type { LedgerService } from '../ledger/ledger-service.ts';
-import { effectivePromptTemplate, translationLayer, type Translator } from '../lab/translation.ts';
-import { resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
-import { PyFloat } from '../policy/canonical-json.ts';
-import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
 import { ChatHistory } from './chat-history.ts';
+import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
+import { CommandTable, fail, ok, type CommandResult, type Player } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
+import { escapeHtml, parseCommand, plainText } from './plain-text.ts';
 
 type Schemas = components['schemas'];
 
-export interface CommandResult {
-  success: boolean;
-  message: string;
-}
-
-/** The character a game session is bound to. */
-export interface Player {
-  characterId: number;
-  name: string;
-  worldId: string;
-  roomId: string | null;
-}
+export type { CommandResult, Player };
 
 const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;
 const NOT_IN_ROOM = 'You are not in a valid room.';
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
-
-export const HELP_TEXT = [
-  '',
-  '[Available Commands]',
-  'Movement:',
-  '  /north, /n, /south, /s, /east, /e, /west, /w - Move in a direction',
-  '  /up, /u, /down, /d - Move up or down',
-  '',
-  'Actions:',
-  '  /look, /l - Examine the current room',
-  '  /inventory, /inv, /i - View your inventory',
-  '  /get <item>, /take <item> - Pick up an item',
-  '  /drop <item> - Drop an item',
-  '  /recall, /flee, /scurry - Return to zone spawn point',
-  '',
-  'Communication:',
-  '  /say <message>, /chat <message> - Send a message to the current room',
-  '  /yell <message> - Yell to current room and adjoining rooms',
-  '  /whisper <player> <message> - Send private message to a player in this room (same-room only)',
-  '',
-  'Other:',
-  '  /who - List active players',
-  '  /help, /? - Show this help message',
-  '',
-  'Note: Commands can be used with or without the / prefix',
-  '',
-].join('\n');
-
-/** Python's html.escape(text, quote=True): chat is stored and echoed escaped. */
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
-}
-
-/** Terminal escape sequences: CSI (`ESC [ … m`, or the one-byte C1 CSI), terminated OSC, other escapes. */
-const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]/g;
-const LINE_BREAK = /[\t\n\v\f\r\x85\u2028\u2029]/g;
-/** C0 and C1 controls, DEL, and the bidirectional marks, embeddings, overrides and isolates. */
-const INVISIBLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-/**
- * One line of plain text, trimmed: escape sequences, control characters and bidirectional
- * controls removed (they can clear, recolour or reorder what other players' clients show, e.g.
- * U+202E makes a message read backwards), tabs and line breaks turned into spaces.
- */
-export function plainText(text: string): string {
-  return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '').trim();
-}
-
-/** Trimmed text → lower-cased verb and the rest (case kept); one leading `/` is dropped. */
-export function parseCommand(text: string): { verb: string; args: string } | null {
-  let trimmed = text.trim();
-  if (trimmed.startsWith('/')) trimmed = trimmed.slice(1).trimStart();
-  if (trimmed === '') return null;
-  const match = /^(\S+)\s*(.*)$/s.exec(trimmed)!;
-  return { verb: match[1]!.toLowerCase(), args: match[2]! };
-}
-
-/**
- * What chat needs beyond the game tables: the axis engine (ref-policy-lab §14) and the
- * OOC → IC translation layer (§12.6). Without it chat is plain text.
- */
-export interface ChatDependencies {
-  db: Db;
-  policies: PolicyService;
-  axisState: AxisStateRepository;
-  characters: CharacterRepository;
-  state: CharacterStateService;
-  ledger: Pick<LedgerService, 'append'>;
-  translator: Translator;
-  translation: Config['translation'];
-  logger: Logger;
-}
-
-type ChatChannel = 'say' | 'yell' | 'whisper';
-
-const MECHANICAL_EVENT = 'chat.mechanical_resolution';
-const MECHANICAL_DESCRIPTION = 'Axis mutation produced by a chat interaction.';
-/** Temperature of an unseeded translation (a seed forces 0.0). */
-const TRANSLATION_TEMPERATURE = 0.7;
-
-const ok = (message: string): CommandResult => ({ success: true, message });
-const fail = (message: string): CommandResult => ({ success: false, message });
 
 /** One message as GET /chat and the `chat` event show it. */
 export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
@@ -143,9 +42,8 @@ export class GameService {
   private readonly history: ChatHistory;
   private readonly state: GameStateCache;
 
-  private readonly chatDeps: ChatDependencies | null;
-  /** Parsed grammar per axis bundle policy hash (null: invalid, engine off; logged once). */
-  private readonly grammars = new Map<string, ChatGrammar | null>();
+  private readonly mechanics: ChatMechanics;
+  private readonly commands: CommandTable;
 
   constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, chat: ChatDependencies | null = null) {
     this.repo = repo;
@@ -154,7 +52,8 @@ export class GameService {
     this.worlds = worlds;
     this.clock = clock;
     this.bus = bus;
-    this.chatDeps = chat;
+    this.mechanics = new ChatMechanics(chat, repo, clock, (player) => this.world(player));
+    this.commands = this.coreCommands();
   }
 
   /** Places each world's items in their rooms, once per database. */
@@ -175,41 +74,40 @@ export class GameService {
     // Chat is stored and shown to others, so it is plain text from the start.
     const parsed = parseCommand(plainText(text));
     if (!parsed) return fail('Enter a command.');
-    const { verb, args } = parsed;
-    const direction = SHORT_DIRECTIONS[verb] ?? ((DIRECTIONS as readonly string[]).includes(verb) ? (verb as Direction) : undefined);
-    if (direction) return this.move(player, direction);
-    switch (verb) {
-      case 'look':
-      case 'l':
-        return ok(player.roomId && this.world(player).rooms.has(player.roomId) ? await this.describeRoom(player, player.roomId) : NOT_IN_ROOM);
-      case 'inventory':
-      case 'inv':
-      case 'i':
-        return ok(await this.inventoryText(player));
-      case 'get':
-      case 'take':
-        return args ? this.get(player, args) : fail('Get what?');
-      case 'drop':
-        return args ? this.drop(player, args) : fail('Drop what?');
-      case 'say':
-      case 'chat':
-        return args ? this.say(player, args) : fail('Say what?');
-      case 'yell':
-        return args ? this.yell(player, args) : fail('Yell what?');
-      case 'whisper':
-        return this.whisper(player, args);
-      case 'recall':
-      case 'flee':
-      case 'scurry':
-        return this.recall(player);
-      case 'who':
-        return ok(await this.who(player));
-      case 'help':
-      case '?':
-        return ok(HELP_TEXT);
-      default:
-        return fail(`Unknown command: ${verb}. Type 'help' for available commands.`);
+    const command = this.commands.find(parsed.verb, player.role);
+    if (!command) return fail(`Unknown command: ${parsed.verb}. Type 'help' for available commands.`);
+    return command.run(player, parsed.args, parsed.verb);
+  }
+
+  /** The verbs of the specification. */
+  private coreCommands(): CommandTable {
+    const table = new CommandTable();
+    const look = async (player: Player) => ok(player.roomId && this.world(player).rooms.has(player.roomId) ? await this.describeRoom(player, player.roomId) : NOT_IN_ROOM);
+    const moveLines = ['/north, /n, /south, /s, /east, /e, /west, /w - Move in a direction', '/up, /u, /down, /d - Move up or down'];
+    for (const direction of DIRECTIONS) {
+      const short = Object.keys(SHORT_DIRECTIONS).find((s) => SHORT_DIRECTIONS[s] === direction)!;
+      table.add({
+        verbs: [direction, short],
+        help: direction === DIRECTIONS[0] ? { section: 'Movement', lines: moveLines } : undefined,
+        run: (player) => this.move(player, direction),
+      });
     }
+    return table.add(
+      { verbs: ['look', 'l'], help: { section: 'Actions', lines: ['/look, /l - Examine the current room'] }, run: look },
+      { verbs: ['inventory', 'inv', 'i'], help: { section: 'Actions', lines: ['/inventory, /inv, /i - View your inventory'] }, run: async (player) => ok(await this.inventoryText(player)) },
+      { verbs: ['get', 'take'], help: { section: 'Actions', lines: ['/get <item>, /take <item> - Pick up an item'] }, run: (player, args) => (args ? this.get(player, args) : Promise.resolve(fail('Get what?'))) },
+      { verbs: ['drop'], help: { section: 'Actions', lines: ['/drop <item> - Drop an item'] }, run: (player, args) => (args ? this.drop(player, args) : Promise.resolve(fail('Drop what?'))) },
+      { verbs: ['recall', 'flee', 'scurry'], help: { section: 'Actions', lines: ['/recall, /flee, /scurry - Return to zone spawn point'] }, run: (player) => this.recall(player) },
+      { verbs: ['say', 'chat'], help: { section: 'Communication', lines: ['/say <message>, /chat <message> - Send a message to the current room'] }, run: (player, args) => (args ? this.say(player, args) : Promise.resolve(fail('Say what?'))) },
+      { verbs: ['yell'], help: { section: 'Communication', lines: ['/yell <message> - Yell to current room and adjoining rooms'] }, run: (player, args) => (args ? this.yell(player, args) : Promise.resolve(fail('Yell what?'))) },
+      {
+        verbs: ['whisper'],
+        help: { section: 'Communication', lines: ['/whisper <player> <message> - Send private message to a player in this room (same-room only)'] },
+        run: (player, args) => this.whisper(player, args),
+      },
+      { verbs: ['who'], help: { section: 'Other', lines: ['/who - List active players'] }, run: async (player) => ok(await this.who(player)) },
+      { verbs: ['help', '?'], help: { section: 'Other', lines: ['/help, /? - Show this help message'] }, run: async (player) => ok(this.commands.help(player.role)) },
+    );
   }
 
   async describeRoom(player: Player, roomId: string): Promise<string> {
@@ -313,7 +211,7 @@ export class GameService {
 
   private async say(player: Player, text: string): Promise<CommandResult> {
     if (!player.roomId) return fail(NOT_IN_ROOM);
-    const escaped = escapeHtml(await this.interact(player, 'say', text, await this.roomListener(player, player.roomId)));
+    const escaped = escapeHtml(await this.mechanics.interact(player, 'say', text, await this.mechanics.roomListener(player, player.roomId)));
     await this.post(player, [this.message(player, player.roomId, 'say', escaped)]);
     return ok(`You say: ${escaped}`);
   }
@@ -321,7 +219,7 @@ export class GameService {
   private async yell(player: Player, text: string): Promise<CommandResult> {
     const room = player.roomId ? this.world(player).rooms.get(player.roomId) : undefined;
     if (!room) return fail(NOT_IN_ROOM);
-    const escaped = escapeHtml(await this.interact(player, 'yell', text, await this.roomListener(player, room.id)));
+    const escaped = escapeHtml(await this.mechanics.interact(player, 'yell', text, await this.mechanics.roomListener(player, room.id)));
     // The current room, then each distinct room an exit leads to.
     const rooms = [...new Set([room.id, ...Object.values(room.exits)])];
     await this.post(player, rooms.map((roomId) => this.message(player, roomId, 'yell', `[YELL] ${escaped}`)));
@@ -355,188 +253,9 @@ export class GameService {
     const active = await this.repo.activeCharacters(player.worldId, this.clock());
     if (!active.some((a) => a.id === target.id)) return fail(`Player '${targetName}' is not online.`);
     if (target.roomId !== player.roomId) return fail(`Player '${targetName}' is not in this room.`);
-    const escaped = escapeHtml(await this.interact(player, 'whisper', text, target.id === player.characterId ? null : target.id));
+    const escaped = escapeHtml(await this.mechanics.interact(player, 'whisper', text, target.id === player.characterId ? null : target.id));
     await this.post(player, [this.message(player, player.roomId, 'whisper', `[WHISPER: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)]);
     return ok(`You whisper to ${target.name}: ${escaped}`);
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Chat mechanics: axis engine and translation. Neither may fail the command.
-
-  /** The first other active character in the room, by id; null when the speaker is alone. */
-  private async roomListener(player: Player, roomId: string): Promise<number | null> {
-    if (!this.chatDeps) return null;
-    try {
-      if (!this.axisEngineEnabled(this.world(player))) return null;
-      const present = await this.repo.activeInRoom(player.worldId, roomId, this.clock());
-      const others = present.map((p) => p.id).filter((id) => id !== player.characterId);
-      return others.length === 0 ? null : Math.min(...others);
-    } catch (err) {
-      this.chatDeps.logger.error('Chat listener lookup failed', { world_id: player.worldId, character_id: player.characterId, error: (err as Error).message });
-      return null;
-    }
-  }
-
-  private axisEngineEnabled(world: World): boolean {
-    return world.axisEngine !== null && world.axisEngine.enabled === true;
-  }
-
-  /** Runs the axis engine (with a listener) and the translation; returns the plain text to store, unescaped. */
-  private async interact(player: Player, channel: ChatChannel, text: string, listenerId: number | null): Promise<string> {
-    const deps = this.chatDeps;
-    if (!deps) return text;
-    let ipcHash: string | null = null;
-    if (listenerId !== null) {
-      try {
-        ipcHash = await this.resolveAxes(deps, player, listenerId, channel);
-      } catch (err) {
-        deps.logger.error('Axis engine chat resolution failed', { world_id: player.worldId, speaker_id: player.characterId, listener_id: listenerId, channel, error: (err as Error).message });
-      }
-    }
-    try {
-      // The model's text is as untrusted as the player's.
-      return plainText(await this.translate(deps, player, channel, text, ipcHash));
-    } catch (err) {
-      deps.logger.error('Chat translation failed; using the OOC text', { world_id: player.worldId, character_id: player.characterId, channel, error: (err as Error).message });
-      return text;
-    }
-  }
-
-  /** The bundle's chat grammar, or null (logged once per bundle version) when it does not parse. */
-  private grammarOf(deps: ChatDependencies, bundle: AxisBundle): ChatGrammar | null {
-    if (this.grammars.has(bundle.policyHash)) return this.grammars.get(bundle.policyHash)!;
-    let grammar: ChatGrammar | null = null;
-    try {
-      grammar = parseGrammar(bundle.content.resolution);
-    } catch (err) {
-      if (!(err instanceof GrammarError)) throw err;
-      deps.logger.warn('Axis engine disabled for world: invalid resolution grammar', { world_id: bundle.worldId, bundle_id: bundle.bundleId, error: err.message });
-    }
-    this.grammars.set(bundle.policyHash, grammar);
-    return grammar;
-  }
-
-  /**
-   * §14.4 in one transaction: both characters locked in ascending id order, scores read,
-   * deltas resolved, one axis event per changed character, scores and snapshots refreshed,
-   * and the ledger event appended. Returns the ipc_hash, or null when the engine is off.
-   */
-  private async resolveAxes(deps: ChatDependencies, player: Player, listenerId: number, channel: ChatChannel): Promise<string | null> {
-    const world = this.world(player);
-    if (!this.axisEngineEnabled(world)) return null;
-    const bundle = await resolveAxisBundle(deps.policies, world.id);
-    const grammar = this.grammarOf(deps, bundle);
-    if (!grammar) return null;
-    return deps.db.transaction(async (trx) => {
-      for (const id of [player.characterId, listenerId].sort((a, b) => a - b)) await lockKey(trx, `character:${id}`);
-      const speaker = await deps.characters.findById(player.characterId, trx);
-      const listener = await deps.characters.findById(listenerId, trx);
-      if (!speaker || !listener || speaker.worldId !== world.id || listener.worldId !== world.id) {
-        throw new Error(`Chat characters ${player.characterId}/${listenerId} not found in world '${world.id}'`);
-      }
-      const scoresOf = async (id: number): Promise<Record<string, number>> => Object.fromEntries((await deps.axisState.scores(id, trx)).map((s) => [s.axisName, s.score]));
-      const result = resolveChat({
-        worldId: world.id,
-        speaker: { id: speaker.id, scores: await scoresOf(speaker.id) },
-        listener: { id: listener.id, scores: await scoresOf(listener.id) },
-        channel,
-        grammar,
-      });
-      const sides: Array<[typeof speaker, Record<string, AxisChange>, number]> = [
-        [speaker, result.speaker, listener.id],
-        [listener, result.listener, speaker.id],
-      ];
-      for (const [character, changes, peerId] of sides) {
-        if (Object.keys(changes).length === 0) continue;
-        const targets = Object.fromEntries(Object.entries(changes).map(([axis, c]) => [axis, c.newScore]));
-        await deps.state.moveToIn(
-          trx,
-          { id: character.id, worldId: character.worldId, seed: character.stateSeed },
-          bundle,
-          targets,
-          { type: MECHANICAL_EVENT, description: MECHANICAL_DESCRIPTION, metadata: { ipc_hash: result.ipcHash, channel, peer_id: String(peerId) } },
-          DELTA_EPSILON,
-        );
-      }
-      const party = (character: typeof speaker, changes: Record<string, AxisChange>) => ({
-        character_id: character.id,
-        character_name: character.name,
-        axis_deltas: Object.fromEntries(Object.entries(changes).map(([axis, c]) => [axis, new PyFloat(c.delta)])),
-      });
-      await deps.ledger.append(
-        {
-          worldId: world.id,
-          eventType: MECHANICAL_EVENT,
-          ipcHash: result.ipcHash,
-          meta: {},
-          data: {
-            channel,
-            speaker: party(speaker, result.speaker),
-            listener: party(listener, result.listener),
-            axis_snapshot_before: Object.fromEntries(
-              Object.entries(result.axisSnapshotBefore).map(([id, scores]) => [id, Object.fromEntries(Object.entries(scores).map(([a, v]) => [a, new PyFloat(v)]))]),
-            ),
-            grammar_version: result.grammarVersion,
-          },
-        },
-        trx,
-      );
-      return result.ipcHash;
-    });
-  }
-
-  /**
-   * §12.6: OOC → IC through the world's translation layer with the speaker's axes. Returns the
-   * IC text, or the OOC text when translation is off, the character has no axis state, or
-   * the model fails; every attempt is written to the ledger.
-   */
-  private async translate(deps: ChatDependencies, player: Player, channel: ChatChannel, text: string, ipcHash: string | null): Promise<string> {
-    const world = this.world(player);
-    const layer = translationLayer(world, deps.translation.ollamaUrl);
-    if (!deps.translation.enabled || !layer.enabled) return text;
-    const character = await deps.characters.findById(player.characterId);
-    const scores = await deps.axisState.scores(player.characterId);
-    if (!character || character.worldId !== world.id || scores.length === 0) return text;
-    const labels = parseSnapshot(character.currentStateJson)?.axes ?? {};
-    const scoreByAxis = new Map(scores.map((s) => [s.axisName, s.score]));
-    const names = layer.activeAxes.length > 0 ? layer.activeAxes : scores.map((s) => s.axisName);
-    const axes: Record<string, { label: string; score: number }> = {};
-    for (const name of names) {
-      const score = scoreByAxis.get(name);
-      axes[name] = score === undefined ? { label: 'unknown', score: 0.0 } : { label: labels[name]?.label ?? 'unknown', score };
-    }
-    // The seed can reach 2^64 − 1: it is sent as raw JSON digits, never through a double.
-    const seeded = layer.deterministic && ipcHash !== null;
-    const seed = seeded ? (JSON.rawJSON(seedFromIpcHash(ipcHash).toString()) as unknown as number) : -1;
-    const result = await deps.translator.translate({
-      layer: { ...layer, activeAxes: names },
-      template: await effectivePromptTemplate(deps.policies, world.id, layer),
-      characterName: character.name,
-      channel,
-      axes,
-      oocMessage: text,
-      seed,
-      temperature: seeded ? 0.0 : TRANSLATION_TEMPERATURE,
-    });
-    try {
-      await deps.ledger.append({
-        worldId: world.id,
-        eventType: 'chat.translation',
-        ipcHash,
-        meta: ipcHash === null ? { phase: 'pre_axis_engine' } : {},
-        data: {
-          status: result.status,
-          character_name: character.name,
-          channel,
-          ooc_input: text,
-          ic_output: result.icText,
-          axis_snapshot: Object.fromEntries(Object.entries(axes).map(([name, a]) => [name, { score: new PyFloat(a.score), label: a.label }])),
-        },
-      });
-    } catch (err) {
-      deps.logger.error('Ledger write of a chat translation failed', { world_id: world.id, character_id: player.characterId, error: (err as Error).message });
-    }
-    return result.icText ?? text;
   }
 
   private async who(player: Player): Promise<string> {

@@ -1,0 +1,33 @@
+/**
+ * Player text as the game reads and stores it: one line of plain text, the verb split from its
+ * arguments, and chat escaped as the reference server stores it.
+ */
+
+/** Python's html.escape(text, quote=True): chat is stored and echoed escaped. */
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');
+}
+
+/** Terminal escape sequences: CSI (`ESC [ … m`, or the one-byte C1 CSI), terminated OSC, other escapes. */
+const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]/g;
+const LINE_BREAK = /[\t\n\v\f\r\x85\u2028\u2029]/g;
+/** C0 and C1 controls, DEL, and the bidirectional marks, embeddings, overrides and isolates. */
+const INVISIBLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * One line of plain text, trimmed: escape sequences, control characters and bidirectional
+ * controls removed (they can clear, recolour or reorder what other players' clients show, e.g.
+ * U+202E makes a message read backwards), tabs and line breaks turned into spaces.
+ */
+export function plainText(text: string): string {
+  return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '').trim();
+}
+
+/** Trimmed text → lower-cased verb and the rest (case kept); one leading `/` is dropped. */
+export function parseCommand(text: string): { verb: string; args: string } | null {
+  let trimmed = text.trim();
+  if (trimmed.startsWith('/')) trimmed = trimmed.slice(1).trimStart();
+  if (trimmed === '') return null;
+  const match = /^(\S+)\s*(.*)$/s.exec(trimmed)!;
+  return { verb: match[1]!.toLowerCase(), args: match[2]! };
+}
