@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { populate, type BenchPlayer } from './game-world.ts';
 import { positiveNumberEnv } from './env.ts';
 import { measure, percentile, postJson, round, sleep, summarize, WARMUP_SECONDS, type LoadSummary } from './load.ts';
-import type { RequestSpec } from './scenarios.ts';
+import type { RequestSpec } from './load.ts';
 import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
 
 const OPEN_BATCH = 100;

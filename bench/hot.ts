@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { BENCH_PASSWORD, canUseLoopbackRange, populate, type BenchPlayer } from './game-world.ts';
 import { measure, openLoop, postJson, round, sleep, summarize, WARMUP_SECONDS, type LoadSummary, type OpenLoopResult } from './load.ts';
 import { markdownTable } from './markdown.ts';
-import type { RequestSpec } from './scenarios.ts';
+import type { RequestSpec } from './load.ts';
 import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, startHelloServer, type BenchServer, type ChildServer } from './server-process.ts';
 
 /**

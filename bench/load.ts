@@ -6,7 +6,18 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import type { RequestSpec } from './scenarios.ts';
+
+/** One request of a load: what the scenarios describe and every generator here sends. */
+export interface RequestSpec {
+  method: 'GET' | 'POST';
+  /** Path and query, relative to the server's base url. */
+  path: string;
+  /** Sent as JSON (with `Content-Type: application/json`) when present. */
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** When set, requests cycle through these paths/bodies (e.g. one per logged-in character). */
+  variants?: Array<{ path?: string; body?: unknown }>;
+}
 
 /** Run before each measurement: lets V8 optimise the hot paths and fills connection pools. */
 export const WARMUP_SECONDS = 1;

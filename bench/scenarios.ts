@@ -21,19 +21,8 @@
  *     },
  *   }
  */
-import { postJson, startBackgroundLoad } from './load.ts';
+import { postJson, startBackgroundLoad, type RequestSpec } from './load.ts';
 import { populate } from './game-world.ts';
-
-export interface RequestSpec {
-  method: 'GET' | 'POST';
-  /** Path and query, relative to the server's base url. */
-  path: string;
-  /** Sent as JSON (with `Content-Type: application/json`) when present. */
-  body?: unknown;
-  headers?: Record<string, string>;
-  /** When set, requests cycle through these paths/bodies (e.g. one per logged-in character). */
-  variants?: Array<{ path?: string; body?: unknown }>;
-}
 
 export interface Prepared {
   /** Replaces fields of the scenario's request, e.g. a path holding a fresh session id. */

@@ -26,7 +26,7 @@ import { gameRouter } from './routes/game.ts';
 import { labRouter } from './routes/lab.ts';
 import { pipelineRouter } from './routes/pipeline.ts';
 import { ledgerRouter } from './routes/ledger.ts';
-import { keepFloats } from '../services/policy/canonical-json.ts';
+import { keepFloats } from '../shared/canonical-json.ts';
 import { createMetrics, metricsRouter } from './metrics.ts';
 
 export interface AppOptions {

@@ -9,7 +9,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { StreamCounters } from '../services/game/event-streams.ts';
 import type { EntityStateCounters } from '../integrations/entity-state.ts';
 import type { SessionService } from '../services/accounts/session-service.ts';
-import { rank } from '../services/accounts/roles.ts';
+import { rank } from '../shared/roles.ts';
 import { HttpError } from './errors.ts';
 import { presentedSessionId } from './middleware/auth.ts';
 

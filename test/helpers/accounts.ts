@@ -4,7 +4,7 @@
  */
 import { toDbTime } from '../../src/db/clock.ts';
 import { sessionTokenHash } from '../../src/db/repositories/session-repository.ts';
-import type { Role } from '../../src/services/accounts/roles.ts';
+import type { Role } from '../../src/shared/roles.ts';
 import type { TestServer } from './test-server.ts';
 
 /** Passes the STANDARD policy. */

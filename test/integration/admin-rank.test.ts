@@ -10,7 +10,7 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { login, sessionFor, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
-import type { Role } from '../../src/services/accounts/roles.ts';
+import type { Role } from '../../src/shared/roles.ts';
 
 interface Target {
   username: string;

@@ -12,7 +12,7 @@ import knexFactory from 'knex';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { createUser, login, sessionFor, sessionRow, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { toDbTime } from '../../src/db/clock.ts';
-import type { Role } from '../../src/services/accounts/roles.ts';
+import type { Role } from '../../src/shared/roles.ts';
 import { expectContractError } from '../helpers/contract.ts';
 import { SECRET_COLUMNS } from '../../src/db/repositories/inspection-repository.ts';
 

@@ -13,7 +13,7 @@ import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { createUser, sessionFor } from '../helpers/accounts.ts';
 import { closedPortUrl } from '../helpers/fake-upstream.ts';
 import { contractOperations, effectiveSecurity, exampleRequest, takesSessionInPath, type ContractEntry } from '../helpers/contract.ts';
-import { rank, ROLES, type Role } from '../../src/services/accounts/roles.ts';
+import { rank, ROLES, type Role } from '../../src/shared/roles.ts';
 import { openStream } from '../helpers/sse.ts';
 
 /**

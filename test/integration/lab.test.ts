@@ -6,7 +6,7 @@ import path from 'node:path';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { sessionFor } from '../helpers/accounts.ts';
 import { startFakeUpstream, closedPortUrl, type FakeUpstream, type RecordedRequest } from '../helpers/fake-upstream.ts';
-import { canonicalJson, parseJson } from '../../src/services/policy/canonical-json.ts';
+import { canonicalJson, parseJson } from '../../src/shared/canonical-json.ts';
 
 const COMPILE = {
   world_id: 'emberwick',

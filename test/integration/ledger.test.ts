@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import knexFactory from 'knex';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { sessionFor } from '../helpers/accounts.ts';
-import { canonicalJson, parseJson, PyFloat } from '../../src/services/policy/canonical-json.ts';
+import { canonicalJson, parseJson, PyFloat } from '../../src/shared/canonical-json.ts';
 import { LedgerRepository } from '../../src/db/repositories/ledger-repository.ts';
 import { LedgerService, type LedgerEventInput } from '../../src/services/ledger/ledger-service.ts';
 

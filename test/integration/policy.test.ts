@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { sessionFor } from '../helpers/accounts.ts';
-import { canonicalJson, canonicalJsonIndented, parseJson, payloadHash, PyFloat } from '../../src/services/policy/canonical-json.ts';
-import type { Role } from '../../src/services/accounts/roles.ts';
+import { canonicalJson, canonicalJsonIndented, parseJson, payloadHash, PyFloat } from '../../src/shared/canonical-json.ts';
+import type { Role } from '../../src/shared/roles.ts';
 import { POLICY_ARTIFACT_FILE } from '../../src/services/worlds/world-loader.ts';
 
 const INVALID_SESSION = 'Invalid or expired session';

@@ -2,7 +2,7 @@ import { describe, it } from 'mocha';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseJson } from '../../src/services/policy/canonical-json.ts';
+import { parseJson } from '../../src/shared/canonical-json.ts';
 import { artifactHash, variantsHash } from '../../src/services/policy/publish-service.ts';
 import { startTestServer } from '../helpers/test-server.ts';
 import { sessionFor } from '../helpers/accounts.ts';

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { labelFor, normalizeEntityAxes, scoreForLabel, type AxisBundle, type AxisThreshold } from '../../src/services/policy/axis-bundle.ts';
-import { PyFloat } from '../../src/services/policy/canonical-json.ts';
+import { PyFloat } from '../../src/shared/canonical-json.ts';
 
 type Row = [label: string, min: number | null, max: number | null];
 

@@ -14,7 +14,7 @@ import {
   seedFromIpcHash,
   type ChatGrammar,
 } from '../../src/services/axis/axis-engine.ts';
-import { PyFloat, parseJson } from '../../src/services/policy/canonical-json.ts';
+import { PyFloat, parseJson } from '../../src/shared/canonical-json.ts';
 
 /** The documented grammar, as stored (floats parsed as the reference would keep them). */
 const RESOLUTION_TEXT = `{

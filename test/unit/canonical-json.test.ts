@@ -9,7 +9,7 @@ import {
   payloadHash,
   payloadHashAsync,
   PyFloat,
-} from '../../src/services/policy/canonical-json.ts';
+} from '../../src/shared/canonical-json.ts';
 
 describe('canonical JSON and payload hash (reference test vectors, ref-policy-lab.md §1.1 and §7.2)', () => {
   it('serializes like Python json.dumps(sort_keys=True) and hashes a variant content_hash', () => {

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { readFileSync } from 'node:fs';
-import { parseJson, payloadHash, PyFloat } from '../../src/services/policy/canonical-json.ts';
+import { parseJson, payloadHash, PyFloat } from '../../src/shared/canonical-json.ts';
 import { Conflict, NotFound } from '../../src/services/errors.ts';
 import {
   compileImagePrompt,

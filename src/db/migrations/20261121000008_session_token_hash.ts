@@ -1,5 +1,5 @@
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { sessionTokenHash } from '../repositories/session-repository.ts';
 
 /**
  * Sessions keep only the SHA-256 of their token (`token_hash`), so reading the database is
@@ -53,4 +53,12 @@ async function restoreAutoincrement(knex: Knex, seq: number | undefined): Promis
   if (seq === undefined) return;
   await knex('sqlite_sequence').where({ name: 'sessions' }).delete();
   await knex('sqlite_sequence').insert({ name: 'sessions', seq });
+}
+
+/**
+ * The stored form of a token as it was when this migration was written (SHA-256, hex): a copy,
+ * not SessionRepository's, so that this migration never changes with today's code.
+ */
+function sessionTokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }

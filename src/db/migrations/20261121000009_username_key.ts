@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { usernameKey } from '../repositories/user-repository.ts';
 
 /**
  * Usernames become unique in any letter case: `users.username_key` holds the lower-cased name
@@ -45,4 +44,9 @@ export async function down(knex: Knex): Promise<void> {
     t.dropUnique(['username_key']);
   });
   await knex.raw('ALTER TABLE ?? DROP COLUMN ??', ['users', 'username_key']);
+}
+
+/** The key as it was when this migration was written (lower case): a copy, not UserRepository's, so that this migration never changes with today's code. */
+function usernameKey(username: string): string {
+  return username.toLowerCase();
 }

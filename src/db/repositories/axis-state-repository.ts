@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
-import { canonicalJson, parseJson } from '../../services/policy/canonical-json.ts';
+import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 
 export interface AxisScore {
   axisId: number;

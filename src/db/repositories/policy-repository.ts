@@ -6,8 +6,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
-import { canonicalJson, parseJson } from '../../services/policy/canonical-json.ts';
-import type { PolicyIdParts, PolicyType } from '../../services/policy/policy-model.ts';
+import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
+import type { PolicyIdParts, PolicyType } from '../../shared/policy-ids.ts';
 
 export interface VariantRecord {
   policyId: string;

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { isPostgres, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { insertedId } from '../inserted-id.ts';
-import type { Role } from '../../services/accounts/roles.ts';
+import type { Role } from '../../shared/roles.ts';
 
 /**
  * The form a session token is stored and looked up in: SHA-256, hex. The token is a random

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
-import type { Role } from '../../services/accounts/roles.ts';
+import type { Role } from '../../shared/roles.ts';
 
 /**
  * The form usernames are unique in (`users.username_key`): lower-cased, so `Root` cannot sit

@@ -1,7 +1,7 @@
 /** Lab diagnostics (admin or superuser) and the language-model runtime commands. */
 import { Router, type RequestHandler } from 'express';
 import type { SessionService } from '../../services/accounts/session-service.ts';
-import { rank } from '../../services/accounts/roles.ts';
+import { rank } from '../../shared/roles.ts';
 import type { LabService } from '../../services/lab/lab-service.ts';
 import type { LlmCommandService } from '../../services/lab/llm-commands.ts';
 import { HttpError } from '../errors.ts';

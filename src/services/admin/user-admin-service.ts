@@ -16,7 +16,7 @@ import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { Presence } from '../game/presence.ts';
 import type { EventBus } from '../../db/event-bus.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
-import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../accounts/roles.ts';
+import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../../shared/roles.ts';
 
 type SuccessMessage = components['schemas']['SuccessMessage'];
 

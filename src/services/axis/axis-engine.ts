@@ -3,7 +3,7 @@
  * an axis bundle (`content.resolution`), the three resolvers, channel multipliers, clamping to
  * [0, 1] and the interaction's `ipc_hash`. No I/O: the same inputs give the same result.
  */
-import { PyFloat, formatFloat, payloadHash } from '../policy/canonical-json.ts';
+import { PyFloat, formatFloat, payloadHash } from '../../shared/canonical-json.ts';
 
 export type ResolverName = 'dominance_shift' | 'shared_drain' | 'no_effect';
 export const RESOLVERS: readonly ResolverName[] = ['dominance_shift', 'shared_drain', 'no_effect'];

@@ -16,7 +16,7 @@ import type { EntityStateResult } from '../../integrations/entity-state.ts';
 import { NameGenerationError, type NameGenerator } from '../../integrations/name-generator.ts';
 import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, UpstreamFailed } from '../errors.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
-import { outranks, rank, type Role } from '../accounts/roles.ts';
+import { outranks, rank, type Role } from '../../shared/roles.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';

@@ -8,7 +8,7 @@ import type { Clock } from '../../db/clock.ts';
 import type { Db } from '../../db/database.ts';
 import type { AxisStateRepository } from '../../db/repositories/axis-state-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
-import { canonicalJson, parseJson } from '../policy/canonical-json.ts';
+import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 import { DEFAULT_AXIS_SCORE, labelFor, type AxisBundle } from '../policy/axis-bundle.ts';
 
 export interface AxisSnapshot {

@@ -16,7 +16,7 @@ import { parseSnapshot, type CharacterStateService } from '../characters/charact
 import type { LedgerService } from '../ledger/ledger-service.ts';
 import { effectivePromptTemplate, translationLayer, type Translator } from '../lab/translation.ts';
 import { resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
-import { PyFloat } from '../policy/canonical-json.ts';
+import { PyFloat } from '../../shared/canonical-json.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { World } from '../worlds/world-loader.ts';
 import type { Player } from './command-table.ts';

@@ -3,7 +3,7 @@
  * `help`. The game looks a verb up here instead of walking an if-chain, and `help` is built
  * from the same table, so a verb is listed exactly when it can be used.
  */
-import { hasPermission, type Permission, type Role } from '../accounts/roles.ts';
+import { hasPermission, type Permission, type Role } from '../../shared/roles.ts';
 
 export interface CommandResult {
   success: boolean;

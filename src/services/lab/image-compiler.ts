@@ -6,7 +6,7 @@
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import { Conflict, NotFound } from '../errors.ts';
-import { formatFloat, payloadHash, PyFloat } from '../policy/canonical-json.ts';
+import { formatFloat, payloadHash, PyFloat } from '../../shared/canonical-json.ts';
 import { parsePolicyId, pyRepr } from '../policy/policy-model.ts';
 
 type Json = Record<string, unknown>;

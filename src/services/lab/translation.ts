@@ -7,7 +7,7 @@
 import type { OllamaClient } from '../../integrations/ollama.ts';
 import type { World } from '../worlds/world-loader.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
-import { PyFloat, formatFloat } from '../policy/canonical-json.ts';
+import { PyFloat, formatFloat } from '../../shared/canonical-json.ts';
 
 export interface TranslationLayer {
   enabled: boolean;

@@ -10,7 +10,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { LedgerRepository, LedgerRow } from '../../db/repositories/ledger-repository.ts';
-import { canonicalJson, parseJson } from '../policy/canonical-json.ts';
+import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 
 export type LedgerEventType = 'chat.mechanical_resolution' | 'chat.translation';
 

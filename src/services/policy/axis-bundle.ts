@@ -4,7 +4,7 @@
  * resolution grammar. Also the label ↔ score mappings every axis feature shares (§13.4, §14.1).
  */
 import { Conflict, NotFound } from '../errors.ts';
-import { payloadHash, PyFloat } from './canonical-json.ts';
+import { payloadHash, PyFloat } from '../../shared/canonical-json.ts';
 import { policyError } from './policy-model.ts';
 import type { PolicyService } from './policy-service.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import { NotFound } from '../errors.ts';
-import { payloadHash } from './canonical-json.ts';
+import { payloadHash } from '../../shared/canonical-json.ts';
 import type { PolicyService } from './policy-service.ts';
 
 type Snapshot = components['schemas']['PolicyHashSnapshot'];

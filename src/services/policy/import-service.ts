@@ -6,8 +6,9 @@
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { Conflict, Unprocessable, type DomainError } from '../errors.ts';
-import { canonicalJson } from './canonical-json.ts';
-import { parsePolicyId, policyError, scopeFrom, type PolicyIdParts } from './policy-model.ts';
+import { canonicalJson } from '../../shared/canonical-json.ts';
+import type { PolicyIdParts } from '../../shared/policy-ids.ts';
+import { parsePolicyId, policyError, scopeFrom } from './policy-model.ts';
 import type { PolicyService } from './policy-service.ts';
 import { artifactHash, variantsHash } from './publish-service.ts';
 

@@ -1,22 +1,9 @@
 /**
- * The policy vocabulary (ref-policy-lab.md §2): types, layers, statuses, the policy_id
- * grammar, and the `{detail, code, stage: "policy"}` error every policy failure answers with.
+ * The policy vocabulary (ref-policy-lab.md §2): layers, statuses, the policy_id grammar (over
+ * the types of src/shared/policy-ids.ts), and the `{detail, code, stage: "policy"}` error every policy failure answers with.
  */
+import { POLICY_TYPES, type PolicyIdParts, type PolicyType } from '../../shared/policy-ids.ts';
 import { Unprocessable, type DomainError, type DomainErrorKind } from '../errors.ts';
-
-export const POLICY_TYPES = [
-  'axis_bundle',
-  'clothing_block',
-  'descriptor_layer',
-  'image_block',
-  'location',
-  'manifest_bundle',
-  'prompt',
-  'registry',
-  'species_block',
-  'tone_profile',
-] as const;
-export type PolicyType = (typeof POLICY_TYPES)[number];
 
 /** Blocks that Layer 2 policies (descriptor_layer, registry) may reference. */
 export const LAYER1_TYPES: readonly PolicyType[] = ['clothing_block', 'image_block', 'location', 'prompt', 'species_block', 'tone_profile'];
@@ -26,12 +13,6 @@ export const POLICY_STATUSES = ['draft', 'candidate', 'active', 'archived'] as c
 
 export function policyError(kind: DomainErrorKind, code: string, detail: string, cause?: unknown): DomainError {
   return new kind(detail, { extra: { code, stage: 'policy' }, cause });
-}
-
-export interface PolicyIdParts {
-  policyType: PolicyType;
-  namespace: string;
-  policyKey: string;
 }
 
 /** `<policy_type>:<namespace>:<policy_key>`; the key may itself contain colons. */

@@ -8,8 +8,9 @@ import type { ActivationRecord, PolicyRepository, VariantRecord } from '../../db
 import type { WorldRepository } from '../../db/repositories/world-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { Conflict, Failure, NotFound, Unprocessable } from '../errors.ts';
-import { payloadHash } from './canonical-json.ts';
-import { parsePolicyId, policyError, POLICY_STATUSES, POLICY_TYPES, pyRepr, scopeFrom, parseScope, type Scope } from './policy-model.ts';
+import { payloadHash } from '../../shared/canonical-json.ts';
+import { POLICY_TYPES } from '../../shared/policy-ids.ts';
+import { parsePolicyId, policyError, POLICY_STATUSES, pyRepr, scopeFrom, parseScope, type Scope } from './policy-model.ts';
 import { slotKinds, validateVariant, type VariantDraft } from './policy-validation.ts';
 
 type Schemas = components['schemas'];

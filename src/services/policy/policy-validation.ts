@@ -2,8 +2,9 @@
  * Validation of a policy variant (ref-policy-lab.md §2.3), shared by validate, upsert and
  * import. Returns every problem, in the reference's order and wording.
  */
-import { canonicalPieces, PyFloat } from './canonical-json.ts';
-import { LAYER1_TYPES, POLICY_STATUSES, parsePolicyId, pyRepr, type PolicyIdParts } from './policy-model.ts';
+import { canonicalPieces, PyFloat } from '../../shared/canonical-json.ts';
+import type { PolicyIdParts } from '../../shared/policy-ids.ts';
+import { LAYER1_TYPES, POLICY_STATUSES, parsePolicyId, pyRepr } from './policy-model.ts';
 
 /**
  * Bounds of a variant's content. Publish writes it indented by two spaces per level, so deep

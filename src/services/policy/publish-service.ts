@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { Failure, NotFound, Unprocessable, type DomainError } from '../errors.ts';
-import { canonicalPieces, payloadHash, payloadHashAsync } from './canonical-json.ts';
+import { canonicalPieces, payloadHash, payloadHashAsync } from '../../shared/canonical-json.ts';
 import { policyError, scopeFrom, type Scope } from './policy-model.ts';
 import { toManifestItem, type PolicyService } from './policy-service.ts';
 

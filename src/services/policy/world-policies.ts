@@ -10,7 +10,7 @@ import type { PolicyRepository } from '../../db/repositories/policy-repository.t
 import { DomainError } from '../errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { WorldLoadError } from '../worlds/world-loader.ts';
-import { parseJson } from './canonical-json.ts';
+import { parseJson } from '../../shared/canonical-json.ts';
 import type { ImportService } from './import-service.ts';
 
 export const PACKAGE_IMPORTER = 'world-package';

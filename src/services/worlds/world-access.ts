@@ -7,7 +7,7 @@ import type { Config } from '../../config/config.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
-import { rank, type Role } from '../accounts/roles.ts';
+import { rank, type Role } from '../../shared/roles.ts';
 import type { WorldCatalog } from './world-catalog.ts';
 import type { World } from './world-loader.ts';
 

@@ -1,0 +1,24 @@
+/**
+ * The policy types and the parts of a `policy_id` (ref-policy-lab.md §2): the vocabulary the
+ * policy store's rows and the policy services share. The grammar that parses ids and the
+ * errors it raises stay in src/services/policy/policy-model.ts.
+ */
+export const POLICY_TYPES = [
+  'axis_bundle',
+  'clothing_block',
+  'descriptor_layer',
+  'image_block',
+  'location',
+  'manifest_bundle',
+  'prompt',
+  'registry',
+  'species_block',
+  'tone_profile',
+] as const;
+export type PolicyType = (typeof POLICY_TYPES)[number];
+
+export interface PolicyIdParts {
+  policyType: PolicyType;
+  namespace: string;
+  policyKey: string;
+}
