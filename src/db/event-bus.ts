@@ -3,8 +3,10 @@
  * SQLite serves one instance, so its bus is in-process. On PostgreSQL every instance LISTENs
  * on one dedicated connection and publishers NOTIFY through the pool: the database delivers a
  * notification only when the transaction that sent it commits, to every instance alike (the
- * sender included). Payloads stay small (NOTIFY allows under 8000 bytes): chat is named by
- * message id and read back by the listening instance.
+ * sender included). Every payload is bounded whatever the data (PostgreSQL refuses a NOTIFY of
+ * 8000 bytes or more): chat is named by message id and read back by the listening instance, a
+ * list of ids is published in events of at most MAX_IDS_PER_EVENT, and `encodeEvent` refuses
+ * anything larger on either database, so an unbounded event fails in every test run.
  */
 import pg from 'pg';
 import type { Knex } from 'knex';
@@ -27,6 +29,27 @@ export type BusEvent =
   | { type: 'account.changed'; userId: number }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
+
+/** Under PostgreSQL's NOTIFY limit (8000 bytes), with room for the channel name. */
+export const MAX_PAYLOAD_BYTES = 7800;
+/** Ids of one event's list (sessions, messages): at most 11 bytes each in JSON, so 500 stay under 6 KB. */
+export const MAX_IDS_PER_EVENT = 500;
+
+/** `ids` in pieces of at most MAX_IDS_PER_EVENT, for one event each. */
+export function idChunks(ids: readonly number[]): number[][] {
+  const chunks: number[][] = [];
+  for (let i = 0; i < ids.length; i += MAX_IDS_PER_EVENT) chunks.push(ids.slice(i, i + MAX_IDS_PER_EVENT));
+  return chunks;
+}
+
+/** The event as its payload; throws for one over MAX_PAYLOAD_BYTES (a publisher that did not bound a list). */
+export function encodeEvent(event: BusEvent): string {
+  const payload = JSON.stringify(event);
+  // A UTF-8 byte has at least one UTF-16 unit: only a long string needs counting.
+  const bytes = payload.length * 3 <= MAX_PAYLOAD_BYTES ? payload.length : Buffer.byteLength(payload);
+  if (bytes > MAX_PAYLOAD_BYTES) throw new Error(`Event bus payload of ${bytes} bytes (${event.type}) is over the limit of ${MAX_PAYLOAD_BYTES}`);
+  return payload;
+}
 
 export interface EventBus {
   /** Publishes after commit: pass the transaction to have it delivered when (and only if) it commits; without one, call after the write. */
@@ -61,6 +84,8 @@ export class InProcessEventBus implements EventBus {
   private readonly committedHandlers: Handler[] = [];
 
   async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
+    // Bounded here as on PostgreSQL, so that a test on SQLite catches an unbounded event too.
+    encodeEvent(event);
     afterCommit(trx, () => {
       for (const handler of this.committedHandlers) handler(event);
       for (const handler of this.handlers) handler(event);
@@ -108,7 +133,7 @@ export class PostgresEventBus implements EventBus {
   }
 
   async publish(event: BusEvent, trx?: Knex.Transaction): Promise<void> {
-    const notify = (trx ?? this.db).raw('select pg_notify(?, ?)', [this.channel, JSON.stringify(event)]);
+    const notify = (trx ?? this.db).raw('select pg_notify(?, ?)', [this.channel, encodeEvent(event)]);
     afterCommit(trx, () => {
       for (const handler of this.committedHandlers) handler(event);
     });

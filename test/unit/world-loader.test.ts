@@ -442,6 +442,15 @@ describe('world loader', () => {
         await expectRefused(write(), 'world.json', 'global_items.coin.name: is required');
       });
 
+      it('item names and room ids too long for an event payload', async () => {
+        fx.world.global_items = { coin: { id: 'coin', name: 'C'.repeat(101), description: 'A small coin.' } };
+        await expectRefused(write(), 'world.json', 'global_items.coin.name: must be at most 100 characters');
+        fx = validFixture();
+        const long = 'r'.repeat(65);
+        zone(fx, 'town').rooms = { [long]: { ...room(fx, 'town', 'gate'), id: long, exits: {} } };
+        await expectRefused(write(), 'zones/town.json', `rooms.${long}.id: must be at most 64 characters`);
+      });
+
       it('global item id differing from its key', async () => {
         fx.world.global_items = { coin: { id: 'penny', name: 'Coin', description: 'A small coin.' } };
         await expectRefused(write(), 'world.json', 'global_items.coin.id', "'penny' differs from its key 'coin'");

@@ -86,6 +86,12 @@ export class CharacterRepository {
     return row && toRecord(row);
   }
 
+  /** The characters of these ids that exist (callers pass at most a few hundred). */
+  async findByIds(ids: readonly number[], trx: Knex = this.db): Promise<CharacterRecord[]> {
+    if (ids.length === 0) return [];
+    return (await trx('characters').whereIn('id', ids).orderBy('id')).map(toRecord);
+  }
+
   async findByName(name: string): Promise<CharacterRecord | undefined> {
     const row = await this.db('characters').where({ name_key: nameKey(name) }).first();
     return row && toRecord(row);

@@ -180,25 +180,34 @@ export class SessionRepository {
     return trx('sessions').where({ id }).delete();
   }
 
-  /** Ends every session of the account, or every one but `exceptId`; returns the ended sessions. */
-  async deleteForUser(userId: number, trx: Knex = this.db, exceptId?: number): Promise<EndedSession[]> {
-    const ended = (await this.listForUser(userId, trx)).filter((s) => s.id !== exceptId);
-    if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
+  /**
+   * Ends every session of the account, or every one but `exceptId`, however many there are;
+   * returns the ended sessions. On PostgreSQL one `DELETE … RETURNING`; knex does not compile
+   * RETURNING for SQLite's DELETE, but there the transaction holds the only connection, so
+   * reading the rows first sees exactly what the delete removes.
+   */
+  async deleteForUser(userId: number, trx: Knex.Transaction, exceptId?: number): Promise<EndedSession[]> {
+    const query = trx('sessions').where({ user_id: userId });
+    if (exceptId !== undefined) query.whereNot({ id: exceptId });
+    if (isPostgres(trx)) return endedSessions(await query.delete().returning(['id', 'character_id']));
+    const ended = endedSessions(await query.clone().select('id', 'character_id'));
+    await query.delete();
     return ended;
-  }
-
-  /** The account's sessions and the characters they play. */
-  async listForUser(userId: number, trx: Knex = this.db): Promise<EndedSession[]> {
-    return endedSessions(await trx('sessions').where({ user_id: userId }).select('id', 'character_id'));
   }
 
   /** Whether an unexpired session is bound to the character. */
   async characterBound(characterId: number, now: string, trx: Knex = this.db): Promise<boolean> {
-    const row = await trx('sessions')
-      .where({ character_id: characterId })
+    return (await this.boundCharacters([characterId], now, trx)).has(characterId);
+  }
+
+  /** Which of these characters an unexpired session is bound to (callers pass at most a few hundred). */
+  async boundCharacters(characterIds: readonly number[], now: string, trx: Knex = this.db): Promise<Set<number>> {
+    if (characterIds.length === 0) return new Set();
+    const rows = await trx('sessions')
+      .whereIn('character_id', characterIds)
       .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
-      .first('id');
-    return row !== undefined;
+      .distinct('character_id');
+    return new Set(rows.map((r: { character_id: number | string }) => Number(r.character_id)));
   }
 
   /** Which of these sessions still authenticate at `now`: present, unexpired, their account active and not an expired temporary one. */
@@ -214,11 +223,12 @@ export class SessionRepository {
   }
 
   /**
-   * Removes the sessions expired at `now` and returns them. On PostgreSQL the rows are locked
-   * first, so when two instances sweep at once each session is returned by one of them only.
+   * Removes up to `limit` of the sessions expired at `now` (oldest expiry first) and returns
+   * them. On PostgreSQL the rows are locked first, so when two instances sweep at once each
+   * session is returned by one of them only.
    */
-  async deleteExpired(now: string, trx: Knex.Transaction): Promise<EndedSession[]> {
-    const query = trx('sessions').whereNotNull('expires_at').andWhere('expires_at', '<=', now).select('id', 'character_id');
+  async deleteExpired(now: string, limit: number, trx: Knex.Transaction): Promise<EndedSession[]> {
+    const query = trx('sessions').whereNotNull('expires_at').andWhere('expires_at', '<=', now).orderBy('expires_at').limit(limit).select('id', 'character_id');
     const ended = endedSessions(await (isPostgres(trx) ? query.forUpdate().skipLocked() : query));
     if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
     return ended;

@@ -26,6 +26,12 @@ export interface OpenedSession {
 export const INVALID_SESSION = 'Invalid or expired session';
 
 const ACTIVITY_RESOLUTION_MS = 15_000;
+/**
+ * Expired sessions ended per sweep transaction: each batch commits on its own, so the sweep
+ * makes progress however many expired at once (a busy hour, or after downtime), and no
+ * transaction holds more row locks or announces more than this.
+ */
+export const SWEEP_BATCH = 500;
 
 /** A client type worth storing: a short token, never markup or control characters. */
 const CLIENT_TYPE = /^[a-z0-9._-]{1,32}$/;
@@ -121,14 +127,23 @@ export class SessionService {
     await this.activity.flush();
   }
 
-  /** Removes the expired sessions; their characters that nobody else plays leave. Returns how many ended. */
+  /**
+   * Removes the expired sessions, SWEEP_BATCH per transaction; their characters that nobody else
+   * plays leave. Returns how many ended.
+   */
   async sweepExpired(): Promise<number> {
     // Activity first, so the sweep never ends a session this instance has seen in use.
     await this.activity.flush();
-    return this.db.transaction(async (trx) => {
-      const ended = await this.sessions.deleteExpired(toDbTime(this.clock()), trx);
-      await this.presence.ended(ended, 'expiry', trx);
-      return ended.length;
-    });
+    const now = toDbTime(this.clock());
+    let total = 0;
+    for (;;) {
+      const ended = await this.db.transaction(async (trx) => {
+        const batch = await this.sessions.deleteExpired(now, SWEEP_BATCH, trx);
+        await this.presence.ended(batch, 'expiry', trx);
+        return batch.length;
+      });
+      total += ended;
+      if (ended < SWEEP_BATCH) return total;
+    }
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { toDbTime, type Clock } from '../../db/clock.ts';
-import type { EventBus, StreamEndReason } from '../../db/event-bus.ts';
+import { idChunks, type EventBus, type StreamEndReason } from '../../db/event-bus.ts';
 import type { CharacterRecord, CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { EndedSession, SessionRepository } from '../../db/repositories/session-repository.ts';
 
@@ -47,17 +47,18 @@ export class Presence {
    * plays leaves its room and goes offline. Characters must still exist here.
    */
   async ended(sessions: readonly EndedSession[], reason: StreamEndReason, trx?: Knex.Transaction): Promise<void> {
-    if (sessions.length === 0) return;
-    await this.d.bus.publish({ type: 'session.ended', sessionIds: sessions.map((s) => s.id), reason }, trx);
+    // An account may hold thousands of sessions: the ids go out in bounded events.
+    for (const sessionIds of idChunks(sessions.map((s) => s.id))) await this.d.bus.publish({ type: 'session.ended', sessionIds, reason }, trx);
     await this.leaveIfUnplayed(sessions.flatMap((s) => (s.characterId === null ? [] : [s.characterId])), trx);
   }
 
+  /** Two queries per MAX_IDS_PER_EVENT characters, however many sessions ended. */
   private async leaveIfUnplayed(characterIds: readonly number[], trx?: Knex.Transaction): Promise<void> {
     const now = toDbTime(this.d.clock());
-    for (const id of new Set(characterIds)) {
-      if (await this.d.sessions.characterBound(id, now, trx)) continue;
-      const character = await this.d.characters.findById(id, trx);
-      if (character) await this.announce(character, false, trx);
+    for (const ids of idChunks([...new Set(characterIds)])) {
+      const bound = await this.d.sessions.boundCharacters(ids, now, trx);
+      const left = ids.filter((id) => !bound.has(id));
+      for (const character of await this.d.characters.findByIds(left, trx)) await this.announce(character, false, trx);
     }
   }
 

@@ -73,6 +73,12 @@ async function existingFile(file: string): Promise<string | null> {
 }
 
 const WORLD_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * Room and item ids and item names travel in event bus payloads (moves, items taken and
+ * dropped), which must stay bounded whatever the data (src/db/event-bus.ts).
+ */
+const MAX_ID_LENGTH = 64;
+const MAX_ITEM_NAME_LENGTH = 100;
 
 type Json = Record<string, unknown>;
 
@@ -98,6 +104,13 @@ class Reader {
     if (value === undefined && fallback !== undefined) return fallback;
     if (value === undefined) this.fail(where, 'is required');
     if (typeof value !== 'string' || value.trim() === '') this.fail(where, 'must be a non-empty string');
+    return value;
+  }
+
+  /** A string of at most `max` characters. */
+  bounded(obj: Json, key: string, prefix: string, max: number, fallback?: string): string {
+    const value = this.string(obj, key, prefix, fallback);
+    if ([...value].length > max) this.fail(prefix ? `${prefix}.${key}` : key, `must be at most ${max} characters`);
     return value;
   }
 
@@ -130,9 +143,9 @@ async function readJson(file: string): Promise<unknown> {
 }
 
 function readItem(r: Reader, key: string, raw: Json, where: string): Item {
-  const id = r.string(raw, 'id', where);
+  const id = r.bounded(raw, 'id', where, MAX_ID_LENGTH);
   if (id !== key) r.fail(`${where}.id`, `'${id}' differs from its key '${key}'`);
-  return { id, name: r.string(raw, 'name', where), description: r.string(raw, 'description', where) };
+  return { id, name: r.bounded(raw, 'name', where, MAX_ITEM_NAME_LENGTH), description: r.string(raw, 'description', where) };
 }
 
 function readPolicy(r: Reader, raw: unknown): CharacterPolicy {
@@ -212,7 +225,7 @@ export async function loadWorld(worldDir: string): Promise<World> {
     const roomIds: string[] = [];
     for (const [key, roomRaw] of zr.entries(zraw, 'rooms')) {
       const where = `rooms.${key}`;
-      const roomId = zr.string(roomRaw, 'id', where);
+      const roomId = zr.bounded(roomRaw, 'id', where, MAX_ID_LENGTH);
       if (roomId !== key) zr.fail(`${where}.id`, `'${roomId}' differs from its key '${key}'`);
       const previous = roomOrigin.get(roomId);
       if (previous) zr.fail(where, `duplicate room id '${roomId}' (already defined in ${previous})`);
