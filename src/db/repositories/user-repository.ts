@@ -104,15 +104,29 @@ export class UserRepository {
 
   async update(
     id: number,
-    changes: Partial<{ passwordHash: string; role: Role; isActive: boolean; lastLogin: string }>,
+    changes: Partial<{ passwordHash: string; role: Role; isActive: boolean }>,
     trx: Knex = this.db,
   ): Promise<void> {
     const row: Record<string, unknown> = {};
     if (changes.passwordHash !== undefined) row.password_hash = changes.passwordHash;
     if (changes.role !== undefined) row.role = changes.role;
     if (changes.isActive !== undefined) row.is_active = changes.isActive;
-    if (changes.lastLogin !== undefined) row.last_login = changes.lastLogin;
     await trx('users').where({ id }).update(row);
+  }
+
+  /**
+   * Stamps a login, only while the account is active and its password hash is still the one
+   * the login checked; false otherwise. The UPDATE locks the row until commit (PostgreSQL), so
+   * a password change either waits for the login's session to commit and then ends it, or
+   * commits first and this matches nothing.
+   */
+  async recordLogin(id: number, checkedHash: string, now: string, trx: Knex.Transaction): Promise<boolean> {
+    return (await trx('users').where({ id, password_hash: checkedHash, is_active: true }).update({ last_login: now })) > 0;
+  }
+
+  /** Replaces the password hash only if it is still `checkedHash` (no concurrent change won); false otherwise. */
+  async replacePasswordHash(id: number, checkedHash: string, passwordHash: string, trx: Knex.Transaction): Promise<boolean> {
+    return (await trx('users').where({ id, password_hash: checkedHash }).update({ password_hash: passwordHash })) > 0;
   }
 
   /** Removes the account; sessions and grants go with it, characters are detached. */

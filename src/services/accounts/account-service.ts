@@ -138,12 +138,16 @@ export class AccountService {
     return user;
   }
 
-  /** Opens a session for the account (closing its others when only one is allowed). */
+  /**
+   * Opens a session for the account `authenticate` returned (closing its others when only one
+   * is allowed), or 401 when its password changed or it was banned since: a login in flight
+   * during a password change must not keep a session the change could not end.
+   */
   async openSession(user: UserRecord, clientType: string, trx: Knex.Transaction): Promise<OpenedSession> {
+    if (!(await this.d.users.recordLogin(user.id, user.passwordHash, toDbTime(this.d.clock()), trx))) throw new Unauthenticated(BAD_CREDENTIALS);
     if (!this.d.config.session.allowMultipleSessions) {
       await this.d.presence.ended(await this.d.sessions.deleteForUser(user.id, trx), 'replaced', trx);
     }
-    await this.d.users.update(user.id, { lastLogin: toDbTime(this.d.clock()) }, trx);
     return this.d.sessionService.open(user.id, clientType, trx);
   }
 
@@ -183,8 +187,10 @@ export class AccountService {
     assertStandardPassword(newPassword);
     const passwordHash = await this.d.hasher.hash(newPassword);
     // Whoever else holds a session may have learnt the old password: only this one stays.
+    // Logins still in flight with the old password open no session after this commits
+    // (openSession); a concurrent change that won first makes the old password wrong here too.
     await this.d.db.transaction(async (trx) => {
-      await this.d.users.update(user.id, { passwordHash }, trx);
+      if (!(await this.d.users.replacePasswordHash(user.id, user.passwordHash, passwordHash, trx))) throw new Unauthenticated(WRONG_CURRENT_PASSWORD);
       await this.d.presence.ended(await this.d.sessions.deleteForUser(user.id, trx, session.id), 'password_change', trx);
     });
     return { success: true, message: 'Password changed successfully!' };
