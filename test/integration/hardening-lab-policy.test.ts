@@ -55,8 +55,9 @@ describe('hardening: the admin language-model console (issue 13 #9)', () => {
     const before = ollama.requests.length;
     for (const [session, text, registry] of [
       [root, 'pull attacker.example:8443/ns/model', 'attacker.example:8443'],
-      [root, 'pull https://attacker.example/ns/model', 'https:'],
-      [admin, 'show localhost/model', 'localhost'],
+      [root, 'pull https://attacker.example/ns/model', 'attacker.example'],
+      [root, 'pull intranet/ns/model', 'intranet'],
+      [admin, 'show localhost/library/model', 'localhost'],
       [admin, 'run hf.co/someone/model hello', 'hf.co'],
     ] as const) {
       const res = await command(session, text);
@@ -125,7 +126,7 @@ describe('hardening: the admin language-model console (issue 13 #9)', () => {
       expect(library.body.detail).to.equal(
         "Model 'gemma2:2b' comes from registry 'registry.ollama.ai', which is not allowed (allowed registries: models.example.org:5000).",
       );
-      const prompt = await own.post('/admin/llm/command', { session_id: sid, command: `run models.example.org:5000/m ${'a'.repeat(101)}` });
+      const prompt = await own.post('/admin/llm/command', { session_id: sid, command: `run models.example.org:5000/team/m ${'a'.repeat(101)}` });
       expect(prompt.body).to.deep.equal({ detail: 'The prompt is 101 bytes; the limit is 100 bytes.' });
     } finally {
       await own.close();

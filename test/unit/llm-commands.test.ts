@@ -234,15 +234,18 @@ describe('LlmCommandService (fake Ollama)', () => {
   });
 
   describe('hardening (issue 13)', () => {
-    it('reads the registry of a model name: a first segment with a dot, a colon or localhost is a host', () => {
+    it('reads the registry of a model name as Ollama does: in host/namespace/model the first segment is the host, whatever it looks like', () => {
       expect(registryOf('gemma2:2b')).to.equal(DEFAULT_REGISTRY);
       expect(registryOf('library/llama3:8b')).to.equal(DEFAULT_REGISTRY);
       expect(registryOf('Registry.Ollama.AI/library/llama3')).to.equal('registry.ollama.ai');
       expect(registryOf('attacker.example:8443/ns/model')).to.equal('attacker.example:8443');
       expect(registryOf('hf.co/user/model:Q4')).to.equal('hf.co');
-      expect(registryOf('localhost/x')).to.equal('localhost');
-      expect(registryOf('10.0.0.5:5000/x')).to.equal('10.0.0.5:5000');
-      expect(registryOf('https://attacker.example/ns/model')).to.equal('https:');
+      expect(registryOf('intranet/ns/model')).to.equal('intranet');
+      expect(registryOf('intranet:5000/ns/model:latest')).to.equal('intranet:5000');
+      // Two segments are namespace/model, on the default registry (Ollama refuses a namespace with a colon).
+      expect(registryOf('localhost/x')).to.equal(DEFAULT_REGISTRY);
+      expect(registryOf('https://attacker.example/ns/model')).to.equal('attacker.example');
+      expect(registryOf('a/b/ns/model')).to.equal('a/b');
     });
 
     it('pull is for superusers only: an admin gets Forbidden and nothing reaches Ollama', async () => {
@@ -259,7 +262,7 @@ describe('LlmCommandService (fake Ollama)', () => {
       const { up, svc } = await fake((req) =>
         req.url === '/api/pull' ? { body: '{"status":"success"}\n' } : req.url === '/api/show' ? { body: {} } : { body: { message: { content: 'hi' } } },
       );
-      for (const command of ['pull attacker.example:8443/ns/model', 'show localhost/x', 'run hf.co/u/m hello', 'pull https://attacker.example/ns/m']) {
+      for (const command of ['pull attacker.example:8443/ns/model', 'run hf.co/u/m hello', 'pull https://attacker.example/ns/m', 'pull intranet/ns/model', 'show localhost/ns/x']) {
         const err = await rejects(svc.run(SESSION, ROOT, command));
         expect(err, command).to.be.instanceOf(InvalidInput);
         expect(err.message).to.match(/^Model '.+' comes from registry '.+', which is not allowed \(allowed registries: registry\.ollama\.ai\)\.$/);

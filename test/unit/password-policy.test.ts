@@ -137,6 +137,11 @@ describe('checkStandardPassword', () => {
       expect([...pw]).to.have.length(72);
       expect(checkStandardPassword(pw)).to.deep.equal({ ok: false, errors: [tooLong(73)] });
     });
+
+    it("over 128 characters gets the specification's message (its second rule), not the byte rule", () => {
+      expect(checkStandardPassword(`${base}${base.slice(0, 57)}`)).to.deep.equal({ ok: false, errors: ['Password must be at most 128 characters long (currently 129)'] });
+      expect(checkStandardPassword(`${base}${base.slice(0, 56)}`)).to.deep.equal({ ok: false, errors: [tooLong(128)] });
+    });
   });
 
   it('joins to a single message with spaces', () => {

@@ -229,15 +229,19 @@ export class LlmCommandService {
 }
 
 /**
- * The registry a model name pulls from, lower-cased: Ollama names are
- * `[host/][namespace/]model[:tag]`, and a first path segment with a dot or a colon, or
- * `localhost`, is a host (`hf.co/x/y`, `evil.example:8443/ns/m`); otherwise the default registry.
+ * The registry a model name pulls from, lower-cased, read the way Ollama parses names
+ * (`[host/][namespace/]model[:tag]`, cut from the right): the tag goes first, then the model
+ * and the namespace, and whatever is left is the host, whatever it looks like (`intranet` in
+ * `intranet/ns/model`), less a `scheme://`. Without a host, the default registry.
  */
 export function registryOf(name: string): string {
-  const slash = name.indexOf('/');
-  if (slash === -1) return DEFAULT_REGISTRY;
-  const first = name.slice(0, slash).toLowerCase();
-  return first.includes('.') || first.includes(':') || first === 'localhost' ? first : DEFAULT_REGISTRY;
+  const colon = name.lastIndexOf(':');
+  const untagged = colon > name.lastIndexOf('/') ? name.slice(0, colon) : name;
+  const segments = untagged.split('/');
+  if (segments.length < 3) return DEFAULT_REGISTRY;
+  const host = segments.slice(0, -2).join('/');
+  const scheme = host.indexOf('://');
+  return (scheme === -1 ? host : host.slice(scheme + 3)).toLowerCase();
 }
 
 function ok(output: string): CommandResult {
