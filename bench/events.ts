@@ -207,6 +207,9 @@ export async function runEventsSuite(databaseUrl: string | undefined, pollConnec
       MUD_RATE_LIMIT_ENABLED: 'false',
       MUD_EVENTS_STREAMS_PER_INSTANCE: String(Math.max(streams, 5000)),
       MUD_EVENTS_STREAMS_PER_SESSION: String(Math.min(100, Math.max(2, perSession))),
+      // Every stream comes from this machine, each account holding its session's share.
+      MUD_EVENTS_STREAMS_PER_ACCOUNT: String(Math.max(10, perSession)),
+      MUD_EVENTS_STREAMS_PER_ADDRESS: String(Math.max(streams, 50)),
     },
     { cpuCore: pinned ? SERVER_CORE : undefined },
   );

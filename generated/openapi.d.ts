@@ -869,8 +869,10 @@ export interface paths {
          *     gap-free across reconnects through `Last-Event-ID`; every other event is live only, at
          *     most once, and never replayed. Idle streams get a comment line (`: heartbeat`) every
          *     `[events] heartbeat_seconds`. A session may hold `[events] streams_per_session` streams
-         *     (a new one ends the oldest with reason `replaced`); a client that does not read fast
-         *     enough is ended with reason `lagging`. Logout, kick, ban, account deletion, password
+         *     (a new one ends the oldest with reason `replaced`), an account `[events]
+         *     streams_per_account` and a client address `[events] streams_per_address` on one server
+         *     instance (then 429); a client that leaves more than `[events] backlog_bytes` of events
+         *     unread is ended with reason `lagging`. Logout, kick, ban, account deletion, password
          *     change and session expiry end the session's streams within 2 seconds.
          */
         get: operations["streamEvents"];
@@ -4433,6 +4435,22 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
+            /** @description The account holds `[events] streams_per_account` streams on this server instance already, or the client address `[events] streams_per_address`; retry after the number of seconds in `Retry-After`. */
+            429: {
+                headers: {
+                    /** @example 10 */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Too many open event streams for this account (at most 10). Try again in 10 seconds."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description This server instance holds `[events] streams_per_instance` streams already, or is shutting down. */
             503: {
                 headers: {

@@ -104,7 +104,9 @@ export const SETTINGS: readonly Setting[] = [
   s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
   s('events', 'streams_per_session', { type: 'int', min: 1, max: 100 }, '2', 'Open event streams per session; a new one ends the oldest (reason replaced).'),
   s('events', 'streams_per_instance', { type: 'int', min: 1, max: 1000000 }, '5000', 'Open event streams per server instance; past it GET /events answers 503.'),
-  s('events', 'queue_limit', { type: 'int', min: 16, max: 100000 }, '256', 'Events waiting for a stream whose client does not keep up; past it the stream ends (reason lagging).'),
+  s('events', 'streams_per_account', { type: 'int', min: 1, max: 100000 }, '10', 'Open event streams per account on this instance; past it GET /events answers 429.'),
+  s('events', 'streams_per_address', { type: 'int', min: 1, max: 1000000 }, '50', 'Open event streams per client address on this instance; past it GET /events answers 429.'),
+  s('events', 'backlog_bytes', { type: 'int', min: 16384, max: 67108864 }, '65536', 'Bytes of events a stream may hold for a client that does not read them; past it the stream ends (reason lagging).'),
 ];
 
 /** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
@@ -157,7 +159,7 @@ export interface Config {
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
-  events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; queueLimit: number };
+  events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
   llm: {
     allowedServerUrls: string[];
     requestTimeoutSeconds: number;

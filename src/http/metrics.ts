@@ -93,6 +93,14 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
       this.set(streamCounters().open);
     },
   });
+  new Gauge({
+    name: 'mud_event_stream_backlog_bytes',
+    help: 'Bytes written to event streams that their clients have not read yet, over all streams of this instance.',
+    registers: [registry],
+    collect() {
+      this.set(streamCounters().backlogBytes);
+    },
+  });
   new Counter({
     name: 'mud_event_stream_events_sent_total',
     help: 'Events sent on event streams (heartbeats not counted).',

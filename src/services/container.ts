@@ -46,6 +46,7 @@ import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
 import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-bus.ts';
 import { EventStreams } from './game/event-streams.ts';
+import { LocalStreamQuota } from './game/stream-quota.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -177,7 +178,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     characters: characterService,
     game,
     events,
-    streams: new EventStreams({ bus: events, game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
+    streams: new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
     entry: new EntryService({
       db,
       users,

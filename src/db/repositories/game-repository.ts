@@ -115,6 +115,13 @@ export class GameRepository {
     return rows.map((r) => ({ id: Number(r.id), name: String(r.name) }));
   }
 
+  /** Where these characters are (callers pass at most a few hundred ids). */
+  async roomsOf(characterIds: readonly number[]): Promise<Map<number, string | null>> {
+    if (characterIds.length === 0) return new Map();
+    const rows = await this.db('characters').whereIn('id', characterIds).select('id', 'room_id');
+    return new Map(rows.map((r: { id: number | string; room_id: string | null }) => [Number(r.id), r.room_id ?? null]));
+  }
+
   async findInWorldByName(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined> {
     const row = await this.db('characters').where({ world_id: worldId, name }).first('id', 'name', 'room_id');
     return row && { id: Number(row.id), name: String(row.name), roomId: (row.room_id as string | null) ?? null };

@@ -29,7 +29,8 @@ function limiter(config: Limits, limit: number, key: (req: Request) => string, w
   });
 }
 
-const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown');
+/** The client address as every per-address limit counts it (IPv6 by its /56, as express-rate-limit masks it). */
+export const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown');
 const byBodyUsername = (req: Request): string => String((req.body as { username?: unknown })?.username ?? '').trim().toLowerCase();
 // The row id, not the token: counters keyed by a secret would keep it in memory.
 const bySession = (req: Request): string => String(sessionOf(req.res!).id);

@@ -5,7 +5,7 @@ import { resumePoint, type EventStreams, type StreamSink } from '../../services/
 import { queryInt } from '../query.ts';
 import { HttpError } from '../errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
-import type { RateLimits } from '../middleware/rate-limit.ts';
+import { byAddress, type RateLimits } from '../middleware/rate-limit.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
@@ -51,15 +51,18 @@ export function gameRouter(sessions: SessionService, game: GameService, streams:
   // bodies, and nothing in the app compresses, so no event is held back.
   router.get('/events/:session_id', authenticate(sessions, 'params'), requireCharacter, async (req, res) => {
     const sink: StreamSink = {
-      write: (frame) => {
+      write: (chunk) => {
         if (!res.headersSent) res.writeHead(200, STREAM_HEADERS);
-        return res.write(frame);
+        res.write(chunk);
       },
-      onDrain: (listener) => res.on('drain', listener),
+      // What the response and its socket hold that the client has not read.
+      buffered: () => res.writableLength,
+      // The client may have hung up while the request was being authenticated.
+      onClose: (listener) => (res.destroyed || res.closed ? listener() : res.once('close', listener)),
       close: (abort) => (abort ? res.destroy() : res.end()),
     };
-    res.once('close', () => streams.closed(sink));
-    await streams.open(sessionOf(res).id, playerOf(res), resumePoint(req.get('last-event-id')), sink);
+    const session = sessionOf(res);
+    await streams.open(session.id, { accountId: session.userId, address: byAddress(req) }, playerOf(res), resumePoint(req.get('last-event-id')), sink);
   });
   return router;
 }

@@ -3,26 +3,32 @@
  * one session's character; bus events (published after their writes commit, by any instance)
  * become the events that character would see. Live delivery is at most once; chat is
  * gap-free across reconnects because a stream resumes from its Last-Event-ID out of the
- * database (docs/decisions.md).
+ * database (docs/decisions.md). Memory is bounded per stream in bytes (backlog_bytes), per
+ * account and per address (StreamQuota), and a frame every stream receives alike is encoded
+ * once and shared by their connections.
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
-import type { BusEvent, EventBus, StreamEndReason } from '../../db/event-bus.ts';
+import { idChunks, type BusEvent, type EventBus, type StreamEndReason } from '../../db/event-bus.ts';
 import type { ChatRow, GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { FeatureUnavailable } from '../errors.ts';
+import { FeatureUnavailable, TooManyRequests } from '../errors.ts';
 import { CHAT_HISTORY, chatMessage, type GameService, type Player } from './game-service.ts';
+import type { StreamHolder, StreamQuota, StreamTicket } from './stream-quota.ts';
 
 type Schemas = components['schemas'];
 
 /** Where a stream's frames go: the HTTP layer adapts its response to this. */
 export interface StreamSink {
-  /** Writes a frame; false when the connection's buffer is full (then wait for drain). */
-  write(frame: string): boolean;
-  onDrain(listener: () => void): void;
+  /** Writes (part of) a frame; a Buffer may be shared by many sinks and is never copied per sink. */
+  write(chunk: string | Buffer): void;
+  /** Bytes written that the client has not taken yet. */
+  buffered(): number;
+  /** Calls `listener` once when the client's connection is gone: at once if it already is. */
+  onClose(listener: () => void): void;
   /** Ends the response; `abort` drops the connection without flushing what is buffered. */
   close(abort: boolean): void;
 }
@@ -32,6 +38,8 @@ export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' 
 /** Counters for /metrics, owned here and read at scrape time. */
 export interface StreamCounters {
   open: number;
+  /** Bytes written that clients have not read yet, over all open streams. */
+  backlogBytes: number;
   eventsSent: number;
   endedByReason: Partial<Record<StreamEndReason, number>>;
 }
@@ -42,6 +50,8 @@ const SESSION_CHECK_MS = 1000;
 const SESSION_CHECK_CHUNK = 500;
 /** Largest message id a Last-Event-ID can name (ids are 32-bit). */
 const MAX_MESSAGE_ID = 2_147_483_647;
+/** When a full per-account or per-address limit is worth trying again. */
+const STREAM_LIMIT_RETRY_SECONDS = 10;
 
 interface Stream {
   sessionId: number;
@@ -50,9 +60,8 @@ interface Stream {
   /** Last chat message id delivered (or the resume point): the first part of every event id. */
   chatCursor: number;
   seq: number;
-  /** Frames waiting for the client to drain its connection. */
-  queue: string[];
-  blocked: boolean;
+  /** The per-account and per-address place this stream holds. */
+  ticket: StreamTicket;
   /** Live events arriving while the missed chat is being replayed. */
   pending: BusEvent[] | null;
   ended: boolean;
@@ -68,8 +77,33 @@ export function resumePoint(lastEventId: string | undefined): number | null {
   return id <= MAX_MESSAGE_ID ? id : null;
 }
 
+/**
+ * The parts of frames that every stream receiving a bus event gets alike, encoded once per
+ * event: a chat frame whole (its id is the message id), other events from their `event:` line
+ * on (each stream writes its own `id:` line first).
+ */
+class SharedFrames {
+  private readonly frames = new Map<string, Buffer>();
+
+  get(key: string, encode: () => string): Buffer {
+    let frame = this.frames.get(key);
+    if (frame === undefined) this.frames.set(key, (frame = Buffer.from(encode())));
+    return frame;
+  }
+}
+
+function frameBody(name: StreamEventName, data: object): string {
+  return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function chatFrame(row: ChatRow): string {
+  const data: Schemas['ChatEvent'] = chatMessage(row);
+  return `id: ${row.id}\n${frameBody('chat', data)}`;
+}
+
 export interface EventStreamDeps {
   bus: EventBus;
+  quota: StreamQuota;
   game: GameService;
   repo: GameRepository;
   sessions: SessionRepository;
@@ -81,7 +115,7 @@ export interface EventStreamDeps {
 export class EventStreams {
   private readonly d: EventStreamDeps;
   private readonly streams = new Set<Stream>();
-  private readonly counters: StreamCounters = { open: 0, eventsSent: 0, endedByReason: {} };
+  private readonly counters = { eventsSent: 0, endedByReason: {} as StreamCounters['endedByReason'] };
   private sessionCheck: NodeJS.Timeout | null = null;
   /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
   private heartbeat: NodeJS.Timeout | null = null;
@@ -122,35 +156,43 @@ export class EventStreams {
   }
 
   stats(): StreamCounters {
-    return { open: this.streams.size, eventsSent: this.counters.eventsSent, endedByReason: { ...this.counters.endedByReason } };
+    let backlogBytes = 0;
+    for (const stream of this.streams) backlogBytes += stream.sink.buffered();
+    return { open: this.streams.size, backlogBytes, eventsSent: this.counters.eventsSent, endedByReason: { ...this.counters.endedByReason } };
   }
 
   /**
    * Opens a stream for a session's character: 503 past the instance's limit or once shutting
-   * down; past the session's limit its oldest stream ends (reason replaced). The chat missed
-   * since `resumeAfter` comes first, then live events.
+   * down; past the session's limit its oldest stream ends (reason replaced); 429 past the
+   * account's or the address's limit. The chat missed since `resumeAfter` comes first, then
+   * live events. A client already gone opens nothing.
    */
-  async open(sessionId: number, player: Player, resumeAfter: number | null, sink: StreamSink): Promise<void> {
+  async open(sessionId: number, holder: StreamHolder, player: Player, resumeAfter: number | null, sink: StreamSink): Promise<void> {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
     const own = [...this.streams].filter((s) => s.sessionId === sessionId);
     for (const old of own.slice(0, Math.max(0, own.length - this.d.config.streamsPerSession + 1))) this.end(old, 'replaced');
+    const ticket = await this.d.quota.acquire(holder);
+    if (ticket === 'account') throw new TooManyRequests(`open event streams for this account (at most ${this.d.config.streamsPerAccount})`, STREAM_LIMIT_RETRY_SECONDS);
+    if (ticket === 'address') throw new TooManyRequests(`open event streams from this address (at most ${this.d.config.streamsPerAddress})`, STREAM_LIMIT_RETRY_SECONDS);
     const stream: Stream = {
       sessionId,
       player: { ...player },
       sink,
       chatCursor: 0,
       seq: 0,
-      queue: [],
-      blocked: false,
+      ticket,
       pending: [],
       ended: false,
       missedChecks: 0,
     };
-    sink.onDrain(() => this.drain(stream));
-    // Registered before the replay is read, so nothing committed in between is missed.
+    // Registered before the replay is read, so nothing committed in between is missed. The
+    // close listener comes right after, and fires at once for a client that hung up while the
+    // request was being authenticated: such a stream must not stay registered with no socket.
     this.streams.add(stream);
+    sink.onClose(() => this.closed(stream));
+    if (stream.ended) return;
     this.write(stream, `retry: 2000\n\n`);
     if (resumeAfter === null) {
       stream.chatCursor = await this.d.repo.lastMessageId();
@@ -158,7 +200,7 @@ export class EventStreams {
       stream.chatCursor = resumeAfter;
       if (player.roomId) {
         const missed = await this.d.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, resumeAfter);
-        for (const row of missed) this.sendChat(stream, row);
+        for (const row of missed) this.sendChat(stream, row, chatFrame(row));
       }
     }
     const pending = stream.pending ?? [];
@@ -169,62 +211,58 @@ export class EventStreams {
   /** Ends a stream: an `end` event, then the connection closes (dropped at once when it cannot drain). */
   private end(stream: Stream, reason: StreamEndReason): void {
     if (stream.ended) return;
-    stream.ended = true;
-    this.streams.delete(stream);
+    this.forget(stream);
     this.counters.endedByReason[reason] = (this.counters.endedByReason[reason] ?? 0) + 1;
+    // A client that does not read would never receive an `end` either.
     if (reason === 'lagging') {
       stream.sink.close(true);
       return;
     }
     const data: Schemas['EndEvent'] = { reason };
-    stream.sink.write(this.frame(stream, 'end', data));
+    stream.sink.write(`id: ${this.nextId(stream)}\n${frameBody('end', data)}`);
     this.counters.eventsSent++;
-    stream.sink.close(stream.blocked);
+    stream.sink.close(stream.sink.buffered() > this.d.config.backlogBytes);
   }
 
   /** The client went away. */
-  closed(sink: StreamSink): void {
-    for (const stream of this.streams) {
-      if (stream.sink !== sink) continue;
-      stream.ended = true;
-      this.streams.delete(stream);
-    }
+  private closed(stream: Stream): void {
+    if (!stream.ended) this.forget(stream);
   }
 
-  private frame(stream: Stream, name: StreamEventName, data: object, id?: number): string {
-    const eventId = id ?? `${stream.chatCursor}-${++stream.seq}`;
-    return `id: ${eventId}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  private forget(stream: Stream): void {
+    stream.ended = true;
+    this.streams.delete(stream);
+    stream.ticket.release();
   }
 
-  private send(stream: Stream, name: StreamEventName, data: object): void {
-    this.write(stream, this.frame(stream, name, data));
+  private nextId(stream: Stream): string {
+    return `${stream.chatCursor}-${++stream.seq}`;
+  }
+
+  /** An event other than chat: the stream's own id line, then the body (shared when given as a Buffer). */
+  private send(stream: Stream, body: Buffer | string): void {
+    if (stream.ended) return;
+    this.write(stream, `id: ${this.nextId(stream)}\n`);
+    this.write(stream, body);
     this.counters.eventsSent++;
   }
 
-  private sendChat(stream: Stream, row: ChatRow): void {
+  private sendChat(stream: Stream, row: ChatRow, frame: Buffer | string): void {
     if (row.id <= stream.chatCursor) return;
     stream.chatCursor = row.id;
-    const data: Schemas['ChatEvent'] = chatMessage(row);
-    this.write(stream, this.frame(stream, 'chat', data, row.id));
+    this.write(stream, frame);
     this.counters.eventsSent++;
   }
 
-  /** Writes now, or queues while the connection is full; a queue past its limit ends the stream (lagging). */
-  private write(stream: Stream, frame: string): void {
+  /**
+   * Hands the frame to the connection, which keeps what the client has not read yet; a stream
+   * holding more than backlog_bytes for its client is dropped (lagging), so nothing grows
+   * without bound.
+   */
+  private write(stream: Stream, chunk: Buffer | string): void {
     if (stream.ended) return;
-    if (stream.blocked) {
-      stream.queue.push(frame);
-      if (stream.queue.length > this.d.config.queueLimit) this.end(stream, 'lagging');
-      return;
-    }
-    if (!stream.sink.write(frame)) stream.blocked = true;
-  }
-
-  private drain(stream: Stream): void {
-    stream.blocked = false;
-    while (!stream.ended && !stream.blocked && stream.queue.length > 0) {
-      if (!stream.sink.write(stream.queue.shift()!)) stream.blocked = true;
-    }
+    stream.sink.write(chunk);
+    if (stream.sink.buffered() > this.d.config.backlogBytes) this.end(stream, 'lagging');
   }
 
   private async dispatch(event: BusEvent): Promise<void> {
@@ -236,54 +274,77 @@ export class EventStreams {
     if (event.type === 'session.changed' || event.type === 'account.changed') return;
     const targets = [...this.streams].filter((s) => event.type === 'reconnected' || s.player.worldId === event.worldId);
     if (targets.length === 0) return;
-    // Chat rows are read once for every stream of this instance.
+    // Chat rows are read once for every stream of this instance, and each frame encoded once.
     const rows = event.type === 'chat' ? await this.d.repo.messagesByIds(event.messageIds) : [];
+    const frames = new SharedFrames();
+    // Moves made while the bus was down were never told: where each character is now.
+    const rooms = event.type === 'reconnected' ? await this.roomsOf(targets) : undefined;
     for (const stream of targets) {
       if (stream.pending) stream.pending.push(event);
-      else await this.deliver(stream, event, rows);
+      else await this.deliver(stream, event, rows, frames, rooms);
     }
   }
 
+  private async roomsOf(streams: readonly Stream[]): Promise<Map<number, string | null>> {
+    const rooms = new Map<number, string | null>();
+    for (const ids of idChunks([...new Set(streams.map((s) => s.player.characterId))])) {
+      for (const [id, room] of await this.d.repo.roomsOf(ids)) rooms.set(id, room);
+    }
+    return rooms;
+  }
+
+  /** Tells the stream its character is in `roomId` now, with the room's `look`. */
+  private async sendRoom(stream: Stream, roomId: string | null): Promise<void> {
+    stream.player.roomId = roomId;
+    if (roomId === null) return;
+    const look = await this.d.game.describeRoom(stream.player, roomId);
+    this.send(stream, frameBody('room', { room_id: roomId, look } satisfies Schemas['RoomEvent']));
+  }
+
   /** What one stream's character sees of an event. */
-  private async deliver(stream: Stream, event: BusEvent, chatRows?: ChatRow[]): Promise<void> {
+  private async deliver(stream: Stream, event: BusEvent, chatRows?: ChatRow[], frames = new SharedFrames(), rooms?: Map<number, string | null>): Promise<void> {
     const me = stream.player;
     switch (event.type) {
       case 'chat': {
         const rows = chatRows ?? (await this.d.repo.messagesByIds(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
-          if (row.roomId === me.roomId && visible) this.sendChat(stream, row);
+          if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames.get(`chat ${row.id}`, () => chatFrame(row)));
         }
         return;
       }
       case 'move': {
         if (event.characterId === me.characterId) {
-          me.roomId = event.to;
-          if (event.to !== null) {
-            const look = await this.d.game.describeRoom(me, event.to);
-            if (!stream.ended) this.send(stream, 'room', { room_id: event.to, look } satisfies Schemas['RoomEvent']);
-          }
+          await this.sendRoom(stream, event.to);
           return;
         }
         const who = { character: event.name, direction: event.direction, cause: event.cause };
-        if (event.from !== null && event.from === me.roomId) this.send(stream, 'leave', { ...who, room_id: event.from } satisfies Schemas['LeaveEvent']);
-        if (event.to !== null && event.to === me.roomId) this.send(stream, 'arrive', { ...who, room_id: event.to } satisfies Schemas['ArriveEvent']);
+        if (event.from !== null && event.from === me.roomId) {
+          this.send(stream, frames.get('leave', () => frameBody('leave', { ...who, room_id: event.from! } satisfies Schemas['LeaveEvent'])));
+        }
+        if (event.to !== null && event.to === me.roomId) {
+          this.send(stream, frames.get('arrive', () => frameBody('arrive', { ...who, room_id: event.to! } satisfies Schemas['ArriveEvent'])));
+        }
         return;
       }
       case 'item':
         if (event.roomId === me.roomId && event.characterId !== me.characterId) {
-          this.send(stream, 'item', { character: event.name, item: event.item, action: event.action, room_id: event.roomId } satisfies Schemas['ItemEvent']);
+          this.send(stream, frames.get('item', () => frameBody('item', { character: event.name, item: event.item, action: event.action, room_id: event.roomId } satisfies Schemas['ItemEvent'])));
         }
         return;
       case 'presence':
-        if (event.characterId !== me.characterId) this.send(stream, 'presence', { character: event.name, online: event.online } satisfies Schemas['PresenceEvent']);
+        if (event.characterId !== me.characterId) this.send(stream, frames.get('presence', () => frameBody('presence', { character: event.name, online: event.online } satisfies Schemas['PresenceEvent'])));
         return;
-      case 'reconnected':
+      case 'reconnected': {
+        // A move made while the bus was down: the room first, as its live event would have.
+        const room = (rooms ?? (await this.d.repo.roomsOf([me.characterId]))).get(me.characterId);
+        if (room !== undefined && room !== me.roomId) await this.sendRoom(stream, room);
         // The chat committed while the bus was down, read back as a resume does.
         if (me.roomId) {
-          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row);
+          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row, chatFrame(row));
         }
         return;
+      }
       case 'session.ended':
       case 'session.changed':
       case 'account.changed':
