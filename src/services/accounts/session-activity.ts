@@ -2,11 +2,15 @@
  * Session activity (last activity, slid expiry) kept in memory and written in batches, so a
  * request never waits on a write to record that it was made (docs/decisions.md, "The hot
  * path"). What is pending is written within FLUSH_DELAY_MS, before a sweep, and at close.
+ * While the database refuses the writes (an outage) they are retried with backoff, and the
+ * outage is logged once when it begins and once when it ends.
  */
 import type { Logger } from '../../logging/logger.ts';
 import type { SessionActivityRow, SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 
 const FLUSH_DELAY_MS = 1000;
+/** The longest wait between retries while writes fail. */
+const RETRY_MAX_MS = 30_000;
 
 export class SessionActivity {
   private readonly sessions: SessionRepository;
@@ -17,6 +21,10 @@ export class SessionActivity {
   private timer: NodeJS.Timeout | undefined;
   /** The write under way; settles without rejecting. */
   private writing: Promise<void> | undefined;
+  /** The next timer's delay: FLUSH_DELAY_MS, doubling while writes fail. */
+  private delayMs = FLUSH_DELAY_MS;
+  /** When the writes began to fail (Date.now()), while they do. */
+  private failingSince: number | undefined;
 
   constructor(sessions: SessionRepository, logger: Logger) {
     this.sessions = sessions;
@@ -41,7 +49,7 @@ export class SessionActivity {
   /**
    * Writes everything pending, after the write under way if there is one (writes never
    * overlap). On failure the entries stay pending, unless newer activity replaced them, and
-   * the next flush is scheduled.
+   * the next flush is scheduled, later each time while the failures last.
    */
   async flush(): Promise<void> {
     while (this.writing) await this.writing;
@@ -54,8 +62,20 @@ export class SessionActivity {
       .then(
         () => {
           for (const row of batch) if (this.pending.get(row.id) === row) this.pending.delete(row.id);
+          if (this.failingSince !== undefined) {
+            this.logger.warn('Session activity written again', { sessions: batch.length, failing_ms: Date.now() - this.failingSince });
+            this.failingSince = undefined;
+          }
+          this.delayMs = FLUSH_DELAY_MS;
         },
-        () => this.schedule(),
+        (err: Error) => {
+          if (this.failingSince === undefined) {
+            this.failingSince = Date.now();
+            this.logger.error('Session activity cannot be written; kept in memory and retried with backoff', { sessions: this.pending.size, error: err.message });
+          }
+          this.delayMs = Math.min(this.delayMs * 2, RETRY_MAX_MS);
+          this.schedule();
+        },
       )
       .finally(() => {
         this.writing = undefined;
@@ -79,10 +99,9 @@ export class SessionActivity {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.flush().catch((err: unknown) => {
-        this.logger.error('Session activity flush failed; kept for the next one', { sessions: this.pending.size, error: (err as Error).message });
-      });
-    }, FLUSH_DELAY_MS);
+      // A failure is logged by flush() itself, once per outage.
+      this.flush().catch(() => undefined);
+    }, this.delayMs);
     this.timer.unref();
   }
 }
