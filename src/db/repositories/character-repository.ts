@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import unhomoglyph from 'unhomoglyph';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import type { components } from '../../../generated/openapi.d.ts';
@@ -51,6 +52,17 @@ export function nameKey(name: string): string {
   return name.trim().toLowerCase();
 }
 
+/**
+ * Names that look alike share this key (unique per world): the UTS #39 skeleton (NFD, each
+ * character mapped to its prototype in Unicode's confusables data, NFD again), lower-cased,
+ * and skeletoned once more, so that case does not hide a look-alike ("Thougrаbert" with a
+ * Cyrillic а, "thougrabert") and a capital I still reads as an l.
+ */
+export function nameSkeleton(name: string): string {
+  const skeleton = (text: string): string => unhomoglyph(text.normalize('NFD')).normalize('NFD');
+  return skeleton(skeleton(name).toLowerCase());
+}
+
 /** SQL for the `characters` table. */
 export class CharacterRepository {
   private readonly db: Db;
@@ -92,6 +104,12 @@ export class CharacterRepository {
     return (await trx('characters').whereIn('id', ids).orderBy('id')).map(toRecord);
   }
 
+  /** The name of a character of the world that looks like `name` (the same skeleton), if any. */
+  async findLookalike(worldId: string, name: string): Promise<string | undefined> {
+    const row = await this.db('characters').where({ world_id: worldId, name_skeleton: nameSkeleton(name) }).first('name');
+    return row?.name;
+  }
+
   async findByName(name: string): Promise<CharacterRecord | undefined> {
     const row = await this.db('characters').where({ name_key: nameKey(name) }).first();
     return row && toRecord(row);
@@ -104,6 +122,7 @@ export class CharacterRepository {
         user_id: c.userId,
         name: c.name,
         name_key: nameKey(c.name),
+        name_skeleton: nameSkeleton(c.name),
         world_id: c.worldId,
         room_id: c.roomId,
         is_guest_created: c.isGuestCreated,

@@ -18,6 +18,8 @@ import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, Upst
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { outranks, rank, type Role } from '../../shared/roles.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
+import { plainText } from '../game/plain-text.ts';
+import { mixesScripts } from './name-scripts.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldAccessService, WorldPolicy } from '../worlds/world-access.ts';
@@ -41,13 +43,17 @@ export function randomSeed(): number {
   return 1 + Math.floor(Math.random() * MAX_SEED);
 }
 
-/** A name a player chose: trimmed, 2..40 letters, spaces, apostrophes and hyphens, no reserved word; or 400. */
+/**
+ * A name a player chose: invisible code points removed (as chat loses them), NFC, trimmed;
+ * 2..40 letters, spaces, apostrophes and hyphens, of one script, no reserved word; or 400.
+ */
 export function validateCharacterName(raw: string): string {
-  const name = raw.trim();
+  const name = plainText(raw).normalize('NFC');
   if (name === '') throw new InvalidInput('Character name is required');
   if (!CHARACTER_NAME.test(name) || !/\p{L}/u.test(name)) {
     throw new InvalidInput('Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens');
   }
+  if (mixesScripts(name)) throw new InvalidInput('Character name must be written in one script: it mixes letters of different alphabets');
   const reserved = reservedWordIn(name);
   if (reserved !== undefined) throw new InvalidInput(`Character name must not contain the reserved word '${reserved}'`);
   return name;
@@ -100,6 +106,12 @@ export class CharacterService {
    * reference), then the world's naming mode, where `manual` leaves naming to admins. Admin
    * provisioning (/admin/user/create-character) is not self-creation and skips it.
    */
+  /** 400 when a character of the world has a name that looks like `name` (UTS #39 skeleton). */
+  async assertNotLookalike(worldId: string, name: string): Promise<void> {
+    const existing = await this.d.characters.findLookalike(worldId, name);
+    if (existing !== undefined) throw new InvalidInput(`Character name looks too much like '${existing}', a character of this world`);
+  }
+
   assertSelfCreation(role: Role, { world, policy }: { world: World; policy: WorldPolicy }): void {
     if (!this.d.playerSelfCreateEnabled) throw new Forbidden('Player self-service character creation is disabled.');
     if (policy.namingMode !== 'generated' && rank(role) < rank('admin')) {

@@ -60,6 +60,7 @@ export class EntryService {
     this.d.characterService.assertSelfCreation('player', world);
     const name = validateCharacterName(rawName);
     if (await this.d.characters.findByName(name)) throw new InvalidInput('Character name already taken');
+    await this.d.characterService.assertNotLookalike(worldId, name);
     if (password !== passwordConfirm) throw new InvalidInput('Passwords do not match');
     assertStandardPassword(password);
     const username = await this.freeGuestUsername();
@@ -122,6 +123,7 @@ export class EntryService {
       const counts = await this.d.characters.countByWorld(user.id);
       if (!this.d.allowMultiWorldCharacters && counts.size > 0 && !counts.has(worldId)) throw new Conflict('Multi-world characters are disabled');
       const name = validateCharacterName(req.characterName);
+      await this.d.characterService.assertNotLookalike(worldId, name);
       const seed = randomSeed();
       const bundle = await this.d.characterService.axisBundle(worldId);
       let id: number | null;

@@ -11,13 +11,19 @@ export function escapeHtml(text: string): string {
 /** Terminal escape sequences: CSI (`ESC [ … m`, or the one-byte C1 CSI), terminated OSC, other escapes. */
 const ESCAPE_SEQUENCE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[ -/]*[0-~])|\x9b[0-?]*[ -/]*[@-~]/g;
 const LINE_BREAK = /[\t\n\v\f\r\x85\u2028\u2029]/g;
-/** C0 and C1 controls, DEL, and the bidirectional marks, embeddings, overrides and isolates. */
-const INVISIBLE = /[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * C0 and C1 controls, DEL, and Unicode's default-ignorable code points: the bidirectional marks,
+ * embeddings, overrides and isolates, zero-width characters (U+200B, U+2060–U+2064), fillers
+ * (U+3164), variation selectors and tag characters (U+E0000–U+E007F), which show nothing.
+ * Kept: a zero-width joiner or variation selector right after an emoji, which joins or styles it.
+ */
+const INVISIBLE = /[\x00-\x1f\x7f-\x9f]|(?<!\p{Extended_Pictographic}[\u{1F3FB}-\u{1F3FF}]?\uFE0F?)[\u200D\uFE0E\uFE0F]|(?![\u200D\uFE0E\uFE0F])\p{Default_Ignorable_Code_Point}/gu;
 
 /**
- * One line of plain text, trimmed: escape sequences, control characters and bidirectional
- * controls removed (they can clear, recolour or reorder what other players' clients show, e.g.
- * U+202E makes a message read backwards), tabs and line breaks turned into spaces.
+ * One line of plain text, trimmed: escape sequences, control characters and invisible code
+ * points removed (they can clear, recolour or reorder what other players' clients show, e.g.
+ * U+202E makes a message read backwards, or make a message that shows nothing), tabs and line
+ * breaks turned into spaces.
  */
 export function plainText(text: string): string {
   return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '').trim();
