@@ -2148,6 +2148,22 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description The database does not answer (it is down or restarting) or cannot store more (its disk is full); nothing was changed. Retry after the number of seconds in `Retry-After`. */
+        ServiceUnavailable: {
+            headers: {
+                /** @example 5 */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": "The database is unavailable; try again in a few seconds."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
         /** @description Unexpected failure; details are only in the server log. */
         ServerError: {
             headers: {
@@ -2226,6 +2242,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {
@@ -2312,6 +2329,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     login: {
@@ -2393,6 +2411,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     logout: {
@@ -2426,6 +2445,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     changePassword: {
@@ -2467,6 +2487,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pingSession: {
@@ -2497,6 +2518,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListPlayers: {
@@ -2546,6 +2568,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListConnections: {
@@ -2589,6 +2612,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListPlayerLocations: {
@@ -2629,6 +2653,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListTables: {
@@ -2672,6 +2697,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminReadTable: {
@@ -2742,6 +2768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListSessions: {
@@ -2784,6 +2811,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListChatMessages: {
@@ -2827,6 +2855,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminKickSession: {
@@ -2879,6 +2908,7 @@ export interface operations {
                 };
             };
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateUser: {
@@ -2922,6 +2952,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminManageUser: {
@@ -2964,6 +2995,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetWorldAccess: {
@@ -3006,6 +3038,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminStopServer: {
@@ -3040,6 +3073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPolicyCapabilities: {
@@ -3090,6 +3124,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PolicyForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPolicies: {
@@ -3147,6 +3182,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PolicyForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPolicy: {
@@ -3204,6 +3240,7 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
             422: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     validatePolicy: {
@@ -3268,6 +3305,7 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertPolicyVariant: {
@@ -3339,6 +3377,7 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPolicyActivations: {
@@ -3402,6 +3441,7 @@ export interface operations {
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
             422: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     activatePolicy: {
@@ -3457,6 +3497,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
             500: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publishPolicies: {
@@ -3530,6 +3571,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
             500: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPublishRun: {
@@ -3596,6 +3638,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["PolicyForbidden"];
             404: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     importPolicyArtifact: {
@@ -3677,6 +3720,7 @@ export interface operations {
             409: components["responses"]["PolicyFailure"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPolicyHashSnapshot: {
@@ -3731,6 +3775,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PolicyFailure"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     registerGuest: {
@@ -3814,6 +3859,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     loginDirect: {
@@ -3870,6 +3916,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCharacters: {
@@ -3916,6 +3963,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCharacter: {
@@ -3986,6 +4034,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     selectCharacter: {
@@ -4028,6 +4077,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateCharacter: {
@@ -4077,6 +4127,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCharacterAxisState: {
@@ -4188,6 +4239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCharacterAxisEvents: {
@@ -4259,6 +4311,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     runCommand: {
@@ -4314,6 +4367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getStatus: {
@@ -4350,6 +4404,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getRoomChat: {
@@ -4397,6 +4452,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     streamEvents: {
@@ -4451,7 +4507,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description This server instance holds `[events] streams_per_instance` streams already, or is shutting down. */
+            /** @description This server instance holds `[events] streams_per_instance` streams already, is shutting down, or its database does not answer. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4502,6 +4558,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["LabForbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     labWorldConfig: {
@@ -4544,6 +4601,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["LabForbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     labImagePolicyBundle: {
@@ -4600,6 +4658,7 @@ export interface operations {
             403: components["responses"]["LabForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     labCompileImagePrompt: {
@@ -4683,6 +4742,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     labTranslate: {
@@ -4744,7 +4804,7 @@ export interface operations {
             403: components["responses"]["LabForbidden"];
             404: components["responses"]["NotFound"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description The world's translation layer is disabled. */
+            /** @description The world's translation layer is disabled, or the database does not answer. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4797,6 +4857,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminLlmClearContext: {
@@ -4831,6 +4892,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     generateConditionAxes: {
@@ -4918,6 +4980,7 @@ export interface operations {
             422: components["responses"]["AxisFailure"];
             501: components["responses"]["AxisFailure"];
             502: components["responses"]["AxisFailure"];
+            503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["AxisFailure"];
         };
     };
@@ -4976,6 +5039,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMetrics: {
@@ -5004,6 +5068,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

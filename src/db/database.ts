@@ -48,6 +48,9 @@ export function knexConfig(options: DatabaseOptions): Knex.Config {
       connection: options.url,
       searchPath: options.schema ? [options.schema] : undefined,
       pool: { min: 0, max: 10 },
+      // While PostgreSQL is away a request waits at most this long for a connection, then
+      // answers 503, instead of knex's default minute.
+      acquireConnectionTimeout: 5000,
       migrations: { ...migrations, schemaName: options.schema },
       compileSqlOnError,
     };

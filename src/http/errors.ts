@@ -23,6 +23,7 @@ import {
   UpstreamTimeout,
 } from '../services/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../services/policy/policy-model.ts';
+import { databaseUnavailable } from '../db/errors.ts';
 
 /**
  * A deliberate failure of the HTTP layer itself (services throw DomainErrors): status,
@@ -147,6 +148,13 @@ const DOMAIN_ERRORS = new Map<new (...args: never[]) => DomainError, DomainAnswe
   [UpstreamTimeout, { status: 504, log: UPSTREAM }],
 ]);
 
+/** When a client may try again after the database was unavailable. */
+const DATABASE_RETRY_SECONDS = 5;
+const DATABASE_ANSWERS = {
+  unavailable: 'The database is unavailable; try again in a few seconds.',
+  full: "The server's disk is full: nothing can be stored until space is freed. Reading still works.",
+};
+
 const causeOf = (err: Error): unknown => (err.cause instanceof Error ? err.cause.stack : err.cause);
 
 /** The table's answer, logged as its row says; a subclass without its own row takes its parent's. */
@@ -185,6 +193,12 @@ export function toHttpError(err: unknown, logger: Logger): HttpError {
   }
   // Database errors carry only the driver's message (src/db/database.ts) and its code.
   const code = (err as { code?: unknown } | null)?.code;
+  // A database that is down, restarting or out of disk: the client hears so at once, and may retry.
+  const unavailable = databaseUnavailable(err);
+  if (unavailable) {
+    logger.warn('Database unavailable', { reason: unavailable, error: err instanceof Error ? err.message : String(err), ...(typeof code === 'string' ? { code } : {}) });
+    return new HttpError(503, DATABASE_ANSWERS[unavailable], {}, { 'Retry-After': String(DATABASE_RETRY_SECONDS) });
+  }
   logger.error('Unhandled error', { error: err instanceof Error ? err.stack ?? err.message : String(err), ...(typeof code === 'string' ? { code } : {}) });
   return new HttpError(500, 'Internal server error');
 }
