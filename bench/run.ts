@@ -12,7 +12,11 @@
  * BENCH_RATES (offered req/s of the steady-rate steps, comma-separated, default
  * 250,500,1000,1500,2000,2500,3000,4000,5000,6000,8000) and BENCH_STEP_SECONDS (default 3)
  * adjust it; BENCH_DURATION and BENCH_CONNECTIONS apply to its closed loop.
- * BENCH_SUITE=platform|game|axis|events|hot runs one suite; unset, all of them.
+ * The `faults` suite (bench/faults.ts) kills, restarts and starves the server instead:
+ * BENCH_FAULT_CLIENTS, BENCH_KILL_AFTER_SECONDS, BENCH_SOAK_SECONDS (default 600),
+ * BENCH_SOAK_CLIENTS and BENCH_IDLE_SECONDS adjust it. It runs only when asked for
+ * (BENCH_SUITE=faults): it mounts a tmpfs, starts PostgreSQL clusters and soaks for minutes.
+ * BENCH_SUITE=platform|game|axis|events|hot|faults runs one suite; unset, all but faults.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +29,7 @@ import { startBenchServer, type BenchServer } from './server-process.ts';
 import { worldsWithAxisEngine } from './game-world.ts';
 import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 import { hotTables, runHotSuite, type HotResult } from './hot.ts';
+import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -62,6 +67,8 @@ interface BenchReport {
   events?: EventsResult;
   /** The `hot` suite (hot routes against a bare Express hello), when it ran. */
   hot?: HotResult;
+  /** The `faults` suite (kill -9, PostgreSQL restart, disk full, soak), when it ran. */
+  faults?: FaultsResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -217,12 +224,16 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
+  // Faults only when asked for by name: minutes of soak, a tmpfs mount, throw-away clusters.
+  if (only === 'faults') report.faults = await runFaultsSuite();
+
   await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
   await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
   const tables = [
     ...(report.routes.length > 0 ? [routesTable(report.routes)] : []),
     ...(report.events ? [eventsTable(report.events)] : []),
     ...(report.hot ? [hotTables(report.hot)] : []),
+    ...(report.faults ? [faultsTable(report.faults)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);

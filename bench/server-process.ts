@@ -26,6 +26,8 @@ export interface ChildServer {
   logLines: string[];
   /** SIGTERM, wait for exit (SIGKILL after a timeout), remove the temp dir; safe to call twice. */
   stop(): Promise<void>;
+  /** SIGKILL at once (no graceful shutdown), wait for exit, remove the temp dir. */
+  kill(): Promise<void>;
 }
 
 export interface BenchServer extends ChildServer {
@@ -57,6 +59,8 @@ export interface StartOptions {
    * the load generator's core; its warnings and errors reach logLines when the server stops.
    */
   asShipped?: boolean;
+  /** The SQLite file to serve (kept when the server stops), instead of a fresh one in the temp dir. */
+  sqlitePath?: string;
 }
 
 /** True when `taskset` (util-linux) can pin processes here. */
@@ -91,7 +95,7 @@ export async function startBenchServer(
   } else {
     // An inherited DATABASE_URL would silently switch the run to PostgreSQL.
     delete env.DATABASE_URL;
-    env.MUD_DB_PATH = path.join(tempDir, 'bench.db');
+    env.MUD_DB_PATH = options.sqlitePath ?? path.join(tempDir, 'bench.db');
   }
   const server = await startChild({
     args: ['src/cli.ts', 'serve'],
@@ -155,10 +159,10 @@ async function startChild(spec: ChildSpec): Promise<ChildServer> {
   const running = (): boolean => child.exitCode === null && child.signalCode === null;
 
   let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
+  const end = (signal: NodeJS.Signals): Promise<void> => {
     stopping ??= (async () => {
       if (running()) {
-        child.kill('SIGTERM');
+        child.kill(signal);
         const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
         await exited;
         clearTimeout(timer);
@@ -168,6 +172,7 @@ async function startChild(spec: ChildSpec): Promise<ChildServer> {
     })();
     return stopping;
   };
+  const stop = (): Promise<void> => end('SIGTERM');
 
   try {
     await waitUntilHealthy(`${spec.url}${spec.healthPath}`, running);
@@ -177,7 +182,7 @@ async function startChild(spec: ChildSpec): Promise<ChildServer> {
     const output = [...stderrLines, ...logLines].slice(-10).join('\n');
     throw new Error(`${(err as Error).message}${output ? `\n${output}` : ''}`);
   }
-  return { url: spec.url, pid: child.pid!, logLines, stop };
+  return { url: spec.url, pid: child.pid!, logLines, stop, kill: () => end('SIGKILL') };
 }
 
 /** The messages of an info-level log file above info, stack frames dropped. */
