@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
-import unhomoglyph from 'unhomoglyph';
 
 /**
  * Character names that look alike cannot share a world: `characters.name_skeleton` holds each
@@ -47,6 +47,7 @@ export async function down(knex: Knex): Promise<void> {
  * skeleton of that.
  */
 function nameSkeleton(name: string): string {
-  const skeleton = (text: string): string => unhomoglyph(text.normalize('NFD')).normalize('NFD');
+  const prototypes = new Map(Object.entries(createRequire(import.meta.url)('unhomoglyph/data.json') as Record<string, string>));
+  const skeleton = (text: string): string => [...text.normalize('NFD')].map((c) => prototypes.get(c) ?? c).join('').normalize('NFD');
   return skeleton(skeleton(name).toLowerCase());
 }

@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
-import unhomoglyph from 'unhomoglyph';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import type { components } from '../../../generated/openapi.d.ts';
@@ -53,13 +53,22 @@ export function nameKey(name: string): string {
 }
 
 /**
+ * Unicode's confusables data (UTS #39: each confusable code point to its prototype), as the
+ * `unhomoglyph` package ships it. Read as a map, one lookup per code point: the package's own
+ * function compiles a 6,311-way regular expression when it is loaded.
+ */
+let prototypes: ReadonlyMap<string, string> | undefined;
+
+/**
  * Names that look alike share this key (unique per world): the UTS #39 skeleton (NFD, each
- * character mapped to its prototype in Unicode's confusables data, NFD again), lower-cased,
- * and skeletoned once more, so that case does not hide a look-alike ("Thougrаbert" with a
- * Cyrillic а, "thougrabert") and a capital I still reads as an l.
+ * character mapped to its prototype, NFD again), lower-cased, and skeletoned once more, so
+ * that case does not hide a look-alike ("Thougrаbert" with a Cyrillic а, "thougrabert") and a
+ * capital I still reads as an l.
  */
 export function nameSkeleton(name: string): string {
-  const skeleton = (text: string): string => unhomoglyph(text.normalize('NFD')).normalize('NFD');
+  prototypes ??= new Map(Object.entries(createRequire(import.meta.url)('unhomoglyph/data.json') as Record<string, string>));
+  const map = prototypes;
+  const skeleton = (text: string): string => [...text.normalize('NFD')].map((c) => map.get(c) ?? c).join('').normalize('NFD');
   return skeleton(skeleton(name).toLowerCase());
 }
 

@@ -6,17 +6,22 @@
  */
 import aliases from 'unicode-property-value-aliases-ecmascript';
 
-/** Every script the RegExp engine knows, as a matcher of one character. */
-const SCRIPTS: ReadonlyArray<readonly [string, RegExp]> = [...new Set(aliases.get('Script_Extensions')?.values() ?? [])]
-  .filter((script) => script !== 'Common' && script !== 'Inherited' && script !== 'Unknown')
-  .flatMap((script) => {
-    try {
-      return [[script, new RegExp(`^\\p{Script_Extensions=${script}}$`, 'u')] as const];
-    } catch {
-      // A script newer than this engine's Unicode data.
-      return [];
-    }
-  });
+/** Every script the RegExp engine knows, as a matcher of one character; compiled at first use (about 170 of them). */
+let scripts: ReadonlyArray<readonly [string, RegExp]> | undefined;
+
+function allScripts(): ReadonlyArray<readonly [string, RegExp]> {
+  scripts ??= [...new Set(aliases.get('Script_Extensions')?.values() ?? [])]
+    .filter((script) => script !== 'Common' && script !== 'Inherited' && script !== 'Unknown')
+    .flatMap((script) => {
+      try {
+        return [[script, new RegExp(`^\\p{Script_Extensions=${script}}$`, 'u')] as const];
+      } catch {
+        // A script newer than this engine's Unicode data.
+        return [];
+      }
+    });
+  return scripts;
+}
 
 /**
  * UTS #39's augmented script set: Han counts as Japanese, Korean and Chinese with Bopomofo;
@@ -33,7 +38,7 @@ const AUGMENT: Readonly<Record<string, readonly string[]>> = {
 
 /** The augmented scripts of one character; null for a character of every script (Common, Inherited). */
 function scriptsOf(char: string): Set<string> | null {
-  const found = SCRIPTS.filter(([, pattern]) => pattern.test(char)).map(([script]) => script);
+  const found = allScripts().filter(([, pattern]) => pattern.test(char)).map(([script]) => script);
   if (found.length === 0) return null;
   return new Set(found.flatMap((script) => [script, ...(AUGMENT[script] ?? [])]));
 }
