@@ -13,6 +13,7 @@ import * as items from './20261121000006_items.ts';
 import * as ledger from './20261121000007_ledger.ts';
 import * as sessionTokenHash from './20261121000008_session_token_hash.ts';
 import * as usernameKey from './20261121000009_username_key.ts';
+import * as limitWindows from './20261125002401_limit_windows.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261121000007_ledger', ledger],
   ['20261121000008_session_token_hash', sessionTokenHash],
   ['20261121000009_username_key', usernameKey],
+  ['20261125002401_limit_windows', limitWindows],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
