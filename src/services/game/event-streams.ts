@@ -78,9 +78,40 @@ export interface EventStreamDeps {
   logger: Logger;
 }
 
+/** Streams by a key; a key whose last stream leaves is dropped. */
+class StreamIndex<K> {
+  private readonly map = new Map<K, Set<Stream>>();
+
+  add(key: K, stream: Stream): void {
+    let set = this.map.get(key);
+    if (!set) this.map.set(key, (set = new Set()));
+    set.add(stream);
+  }
+
+  remove(key: K, stream: Stream): void {
+    const set = this.map.get(key);
+    if (set?.delete(stream) && set.size === 0) this.map.delete(key);
+  }
+
+  get(key: K): ReadonlySet<Stream> {
+    return this.map.get(key) ?? EMPTY;
+  }
+}
+
+const EMPTY: ReadonlySet<Stream> = new Set();
+const roomKey = (worldId: string, roomId: string | null): string => `${worldId}\n${roomId ?? ''}`;
+
 export class EventStreams {
   private readonly d: EventStreamDeps;
   private readonly streams = new Set<Stream>();
+  /**
+   * The same streams by session, world, room and character, so that an event costs what its
+   * audience costs, not what every open stream on the instance would (docs/decisions.md).
+   */
+  private readonly bySession = new StreamIndex<number>();
+  private readonly byWorld = new StreamIndex<string>();
+  private readonly byRoom = new StreamIndex<string>();
+  private readonly byCharacter = new StreamIndex<number>();
   private readonly counters: StreamCounters = { open: 0, eventsSent: 0, endedByReason: {} };
   private sessionCheck: NodeJS.Timeout | null = null;
   /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
@@ -134,7 +165,7 @@ export class EventStreams {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
-    const own = [...this.streams].filter((s) => s.sessionId === sessionId);
+    const own = [...this.bySession.get(sessionId)];
     for (const old of own.slice(0, Math.max(0, own.length - this.d.config.streamsPerSession + 1))) this.end(old, 'replaced');
     const stream: Stream = {
       sessionId,
@@ -150,7 +181,7 @@ export class EventStreams {
     };
     sink.onDrain(() => this.drain(stream));
     // Registered before the replay is read, so nothing committed in between is missed.
-    this.streams.add(stream);
+    this.register(stream);
     this.write(stream, `retry: 2000\n\n`);
     if (resumeAfter === null) {
       stream.chatCursor = await this.d.repo.lastMessageId();
@@ -166,11 +197,29 @@ export class EventStreams {
     for (const event of pending) await this.deliver(stream, event);
   }
 
+  private register(stream: Stream): void {
+    const { player } = stream;
+    this.streams.add(stream);
+    this.bySession.add(stream.sessionId, stream);
+    this.byWorld.add(player.worldId, stream);
+    this.byRoom.add(roomKey(player.worldId, player.roomId), stream);
+    this.byCharacter.add(player.characterId, stream);
+  }
+
+  private unregister(stream: Stream): void {
+    const { player } = stream;
+    stream.ended = true;
+    this.streams.delete(stream);
+    this.bySession.remove(stream.sessionId, stream);
+    this.byWorld.remove(player.worldId, stream);
+    this.byRoom.remove(roomKey(player.worldId, player.roomId), stream);
+    this.byCharacter.remove(player.characterId, stream);
+  }
+
   /** Ends a stream: an `end` event, then the connection closes (dropped at once when it cannot drain). */
   private end(stream: Stream, reason: StreamEndReason): void {
     if (stream.ended) return;
-    stream.ended = true;
-    this.streams.delete(stream);
+    this.unregister(stream);
     this.counters.endedByReason[reason] = (this.counters.endedByReason[reason] ?? 0) + 1;
     if (reason === 'lagging') {
       stream.sink.close(true);
@@ -184,11 +233,7 @@ export class EventStreams {
 
   /** The client went away. */
   closed(sink: StreamSink): void {
-    for (const stream of this.streams) {
-      if (stream.sink !== sink) continue;
-      stream.ended = true;
-      this.streams.delete(stream);
-    }
+    for (const stream of [...this.streams]) if (stream.sink === sink) this.unregister(stream);
   }
 
   private frame(stream: Stream, name: StreamEventName, data: object, id?: number): string {
@@ -201,11 +246,17 @@ export class EventStreams {
     this.counters.eventsSent++;
   }
 
-  private sendChat(stream: Stream, row: ChatRow): void {
+  /** `frames` holds each row's frame once encoded: every stream that sees a message gets the same bytes. */
+  private sendChat(stream: Stream, row: ChatRow, frames?: Map<number, string>): void {
     if (row.id <= stream.chatCursor) return;
     stream.chatCursor = row.id;
-    const data: Schemas['ChatEvent'] = chatMessage(row);
-    this.write(stream, this.frame(stream, 'chat', data, row.id));
+    let frame = frames?.get(row.id);
+    if (frame === undefined) {
+      const data: Schemas['ChatEvent'] = chatMessage(row);
+      frame = this.frame(stream, 'chat', data, row.id);
+      frames?.set(row.id, frame);
+    }
+    this.write(stream, frame);
     this.counters.eventsSent++;
   }
 
@@ -229,36 +280,58 @@ export class EventStreams {
 
   private async dispatch(event: BusEvent): Promise<void> {
     if (event.type === 'session.ended') {
-      const ids = new Set(event.sessionIds);
-      for (const stream of [...this.streams]) if (ids.has(stream.sessionId)) this.end(stream, event.reason);
+      for (const id of event.sessionIds) for (const stream of [...this.bySession.get(id)]) this.end(stream, event.reason);
       return;
     }
     if (event.type === 'session.changed' || event.type === 'account.changed') return;
-    const targets = [...this.streams].filter((s) => event.type === 'reconnected' || s.player.worldId === event.worldId);
-    if (targets.length === 0) return;
-    // Chat rows are read once for every stream of this instance.
+    const targets = this.audience(event);
+    if (targets.size === 0) return;
+    // Chat rows are read once, and each message encoded once, for every stream of this instance.
     const rows = event.type === 'chat' ? await this.d.repo.messagesByIds(event.messageIds) : [];
+    const frames = new Map<number, string>();
     for (const stream of targets) {
       if (stream.pending) stream.pending.push(event);
-      else await this.deliver(stream, event, rows);
+      else await this.deliver(stream, event, rows, frames);
+    }
+  }
+
+  /** The streams that may see something of an event: those in its rooms, its world, or the mover's own. */
+  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' }>): Set<Stream> {
+    switch (event.type) {
+      case 'reconnected':
+        return new Set(this.streams);
+      case 'presence':
+        return new Set(this.byWorld.get(event.worldId));
+      case 'chat':
+        return new Set(event.roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(event.worldId, roomId))]));
+      case 'item':
+        return new Set(this.byRoom.get(roomKey(event.worldId, event.roomId)));
+      case 'move':
+        return new Set([
+          ...this.byCharacter.get(event.characterId),
+          ...(event.from === null ? [] : this.byRoom.get(roomKey(event.worldId, event.from))),
+          ...(event.to === null ? [] : this.byRoom.get(roomKey(event.worldId, event.to))),
+        ]);
     }
   }
 
   /** What one stream's character sees of an event. */
-  private async deliver(stream: Stream, event: BusEvent, chatRows?: ChatRow[]): Promise<void> {
+  private async deliver(stream: Stream, event: BusEvent, chatRows?: ChatRow[], frames?: Map<number, string>): Promise<void> {
     const me = stream.player;
     switch (event.type) {
       case 'chat': {
         const rows = chatRows ?? (await this.d.repo.messagesByIds(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
-          if (row.roomId === me.roomId && visible) this.sendChat(stream, row);
+          if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames);
         }
         return;
       }
       case 'move': {
         if (event.characterId === me.characterId) {
+          if (!stream.ended) this.byRoom.remove(roomKey(me.worldId, me.roomId), stream);
           me.roomId = event.to;
+          if (!stream.ended) this.byRoom.add(roomKey(me.worldId, me.roomId), stream);
           if (event.to !== null) {
             const look = await this.d.game.describeRoom(me, event.to);
             if (!stream.ended) this.send(stream, 'room', { room_id: event.to, look } satisfies Schemas['RoomEvent']);
