@@ -12,7 +12,12 @@
  * BENCH_RATES (offered req/s of the steady-rate steps, comma-separated, default
  * 250,500,1000,1500,2000,2500,3000,4000,5000,6000,8000) and BENCH_STEP_SECONDS (default 3)
  * adjust it; BENCH_DURATION and BENCH_CONNECTIONS apply to its closed loop.
- * BENCH_SUITE=platform|game|axis|events|hot runs one suite; unset, all of them.
+ * The `players` suite (bench/players.ts) holds thousands of players with open streams on one
+ * instance and reports how many it keeps within bounds; it takes several minutes, so it runs
+ * only when named: BENCH_SUITE=players, with BENCH_PLAYERS (comma-separated N, default
+ * 1000,5000,10000), BENCH_PLAYERS_SECONDS (default 30), BENCH_COMMAND_INTERVAL (seconds between
+ * one player's commands, default 10), BENCH_GRID (default 32) and BENCH_CROWD (default 500).
+ * BENCH_SUITE=platform|game|axis|events|hot runs one suite; unset, all of them but players.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -25,6 +30,7 @@ import { startBenchServer, type BenchServer } from './server-process.ts';
 import { worldsWithAxisEngine } from './game-world.ts';
 import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 import { hotTables, runHotSuite, type HotResult } from './hot.ts';
+import { playersOptionsFromEnv, playersTable, runPlayersSuite, type PlayersResult } from './players.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -62,6 +68,8 @@ interface BenchReport {
   events?: EventsResult;
   /** The `hot` suite (hot routes against a bare Express hello), when it ran. */
   hot?: HotResult;
+  /** The `players` suite (capacity of one instance), when it ran. */
+  players?: PlayersResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -164,7 +172,9 @@ async function main(): Promise<void> {
   ];
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
+  const players = only === 'players';
   for (const suite of suites) {
+    if (players) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
     const prepared = await suite.prepare?.();
     log(`starting server for the ${suite.name} suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
@@ -202,7 +212,7 @@ async function main(): Promise<void> {
   }
 
   // Event streams: their own server, pinned, with a short poll measurement (BENCH_DURATION caps it at 5 s).
-  if (!only || 'events'.startsWith(only)) {
+  if (!players && (!only || 'events'.startsWith(only))) {
     log(`starting server for the events suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
     const { result, serverLog } = await runEventsSuite(databaseUrl, Math.min(connections, 10), Math.min(durationSeconds, 5));
     report.events = result;
@@ -210,7 +220,14 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
-  if (!only || 'hot'.startsWith(only)) {
+  if (players) {
+    const { result, serverLog } = await runPlayersSuite(databaseUrl, playersOptionsFromEnv());
+    report.players = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
+  if (!players && (!only || 'hot'.startsWith(only))) {
     const { result, serverLog } = await runHotSuite(databaseUrl, hotOptions);
     report.hot = result;
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
@@ -223,6 +240,7 @@ async function main(): Promise<void> {
     ...(report.routes.length > 0 ? [routesTable(report.routes)] : []),
     ...(report.events ? [eventsTable(report.events)] : []),
     ...(report.hot ? [hotTables(report.hot)] : []),
+    ...(report.players ? [playersTable(report.players)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);

@@ -112,6 +112,7 @@ export class EventStreams {
   private readonly byWorld = new StreamIndex<string>();
   private readonly byRoom = new StreamIndex<string>();
   private readonly byCharacter = new StreamIndex<number>();
+  private readonly bySink = new Map<StreamSink, Stream>();
   private readonly counters: StreamCounters = { open: 0, eventsSent: 0, endedByReason: {} };
   private sessionCheck: NodeJS.Timeout | null = null;
   /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
@@ -200,6 +201,7 @@ export class EventStreams {
   private register(stream: Stream): void {
     const { player } = stream;
     this.streams.add(stream);
+    this.bySink.set(stream.sink, stream);
     this.bySession.add(stream.sessionId, stream);
     this.byWorld.add(player.worldId, stream);
     this.byRoom.add(roomKey(player.worldId, player.roomId), stream);
@@ -210,6 +212,7 @@ export class EventStreams {
     const { player } = stream;
     stream.ended = true;
     this.streams.delete(stream);
+    this.bySink.delete(stream.sink);
     this.bySession.remove(stream.sessionId, stream);
     this.byWorld.remove(player.worldId, stream);
     this.byRoom.remove(roomKey(player.worldId, player.roomId), stream);
@@ -233,7 +236,8 @@ export class EventStreams {
 
   /** The client went away. */
   closed(sink: StreamSink): void {
-    for (const stream of [...this.streams]) if (stream.sink === sink) this.unregister(stream);
+    const stream = this.bySink.get(sink);
+    if (stream) this.unregister(stream);
   }
 
   private frame(stream: Stream, name: StreamEventName, data: object, id?: number): string {
@@ -287,7 +291,7 @@ export class EventStreams {
     const targets = this.audience(event);
     if (targets.size === 0) return;
     // Chat rows are read once, and each message encoded once, for every stream of this instance.
-    const rows = event.type === 'chat' ? await this.d.repo.messagesByIds(event.messageIds) : [];
+    const rows = event.type === 'chat' ? await this.d.game.chatRows(event.messageIds) : [];
     const frames = new Map<number, string>();
     for (const stream of targets) {
       if (stream.pending) stream.pending.push(event);
@@ -320,7 +324,7 @@ export class EventStreams {
     const me = stream.player;
     switch (event.type) {
       case 'chat': {
-        const rows = chatRows ?? (await this.d.repo.messagesByIds(event.messageIds));
+        const rows = chatRows ?? (await this.d.game.chatRows(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
           if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames);

@@ -78,8 +78,8 @@ export class GameStateCache {
   private readonly inventories = new Map<number, Entry<ItemInstance[]>>();
   /** activeNames by the list they were taken from, so a list read once is named once. */
   private readonly names = new WeakMap<readonly ActiveCharacter[], readonly string[]>();
-  /** Counts item invalidations: items read before one may be stale and are not remembered. */
-  private itemGeneration = 0;
+  /** Item loads in flight, by `room:`/`inventory:` key: one per key, and not remembered when its room or holder changed meanwhile. */
+  private readonly itemLoads = new Map<string, { load: { stale: boolean }; promise: Promise<ItemInstance[]> }>();
 
   constructor(bus: EventBus, repo: GameRepository) {
     this.bus = bus;
@@ -126,7 +126,11 @@ export class GameStateCache {
 
   /** The names of activeCharacters, in order: the same array until the list changes. */
   async activeNames(worldId: string, now: Date): Promise<readonly string[]> {
-    const list = await this.activeCharacters(worldId, now);
+    return this.namesOf(await this.activeCharacters(worldId, now));
+  }
+
+  /** The names of a list activeCharacters gave, in order: the same array until the list changes. */
+  namesOf(list: readonly ActiveCharacter[]): readonly string[] {
     let names = this.names.get(list);
     if (!names) this.names.set(list, (names = Object.freeze(list.map((c) => c.name))));
     return names;
@@ -138,25 +142,32 @@ export class GameStateCache {
   }
 
   roomItemsOf(worldId: string, roomId: string, now: Date): Promise<ItemInstance[]> {
-    return this.rememberedItems(this.roomItems, `${worldId}\n${roomId}`, now, () => this.repo.roomItems(worldId, roomId));
+    const key = `${worldId}\n${roomId}`;
+    return this.rememberedItems(this.roomItems, key, `room:${key}`, now, () => this.repo.roomItems(worldId, roomId));
   }
 
   inventory(characterId: number, now: Date): Promise<ItemInstance[]> {
-    return this.rememberedItems(this.inventories, characterId, now, () => this.repo.inventory(characterId));
+    return this.rememberedItems(this.inventories, characterId, `inventory:${characterId}`, now, () => this.repo.inventory(characterId));
   }
 
   private fresh<T>(entry: Entry<T>, now: Date): boolean {
     return this.bus.connected() && (entry.validUntil === null || now.getTime() < entry.validUntil);
   }
 
-  private async rememberedItems<K>(map: Map<K, Entry<ItemInstance[]>>, key: K, now: Date, load: () => Promise<ItemInstance[]>): Promise<ItemInstance[]> {
+  private rememberedItems<K>(map: Map<K, Entry<ItemInstance[]>>, key: K, loadKey: string, now: Date, read: () => Promise<ItemInstance[]>): Promise<ItemInstance[]> {
     const known = map.get(key);
-    if (known && this.fresh(known, now)) return known.value;
-    const version = this.itemGeneration;
-    const value = await load();
-    if (version === this.itemGeneration && this.bus.connected()) map.set(key, { value, validUntil: null });
-    else map.delete(key);
-    return value;
+    if (known && this.fresh(known, now)) return Promise.resolve(known.value);
+    const inFlight = this.itemLoads.get(loadKey);
+    if (inFlight) return inFlight.promise;
+    const load = { stale: !this.bus.connected() };
+    const promise = read()
+      .then((value) => {
+        if (!load.stale && this.bus.connected()) map.set(key, { value, validUntil: null });
+        return value;
+      })
+      .finally(() => this.itemLoads.delete(loadKey));
+    this.itemLoads.set(loadKey, { load, promise });
+    return promise;
   }
 
   private invalidate(event: BusEvent): void {
@@ -174,14 +185,19 @@ export class GameStateCache {
       case 'presence':
         this.dropActive(event.worldId);
         return;
-      case 'item':
-        this.itemGeneration++;
-        this.roomItems.delete(`${event.worldId}\n${event.roomId}`);
+      case 'item': {
+        const room = `${event.worldId}\n${event.roomId}`;
+        this.roomItems.delete(room);
         this.inventories.delete(event.characterId);
+        for (const loadKey of [`room:${room}`, `inventory:${event.characterId}`]) {
+          const loading = this.itemLoads.get(loadKey);
+          if (loading) loading.load.stale = true;
+        }
         return;
+      }
       case 'reconnected':
-        this.itemGeneration++;
         for (const { load } of this.activeLoads.values()) load.stale = true;
+        for (const { load } of this.itemLoads.values()) load.stale = true;
         this.active.clear();
         this.roomItems.clear();
         this.inventories.clear();
