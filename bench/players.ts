@@ -26,14 +26,14 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import { knexConfig } from '../src/db/database.ts';
 import { toDbTime } from '../src/db/clock.ts';
 import { positiveListEnv, positiveNumberEnv } from './env.ts';
 import { percentile, round, sleep } from './load.ts';
 import { markdownTable } from './markdown.ts';
-import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
+import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, rssKb, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
+import { openEventStream } from './event-stream-client.ts';
 
 const WORLD_ID = 'grid';
 const TARGET_COMMAND_P99_MS = 100;
@@ -215,11 +215,6 @@ async function seedPlayers(server: BenchServer, databaseUrl: string | undefined,
   }
 }
 
-function rssMb(pid: number): number {
-  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? round(Number(match[1]) / 1024, 1) : 0;
-}
-
 class Run {
   measuring = false;
   readonly commandLatencies: number[] = [];
@@ -250,49 +245,26 @@ class Run {
   }
 }
 
-/** One stream per player, on a connection of its own; only chat and end frames are read. */
-function openStream(run: Run, baseUrl: URL, player: Player): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = http.get({ host: baseUrl.hostname, port: baseUrl.port, path: `/events/${player.token}`, agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        reject(new Error(`GET /events answered ${res.statusCode}`));
+/** One stream per player; only chat and end frames are read. */
+async function openStream(run: Run, baseUrl: URL, player: Player): Promise<void> {
+  player.request = await openEventStream(baseUrl, player.token, {
+    onFrame: (frame, at) => {
+      if (frame.includes('\nevent: end\n')) {
+        player.ended = true;
+        if (run.measuring) run.dropped++;
         return;
       }
-      res.setEncoding('utf8');
-      let buffer = '';
-      res.on('data', (chunk: string) => {
-        const at = performance.now();
-        buffer += chunk;
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          if (frame.includes('\nevent: end\n')) {
-            player.ended = true;
-            if (run.measuring) run.dropped++;
-            continue;
-          }
-          const say = /"text":"bench-say-(\d+) /.exec(frame);
-          if (!say) continue;
-          const record = run.says.get(Number(say[1]));
-          if (!record || record.speaker === player.index) continue;
-          run.deliveriesReceived++;
-          run.deliveryLatencies.push(at - record.due);
-        }
-      });
-      const onClose = (): void => {
-        if (player.closed) return;
-        player.closed = true;
-        if (run.measuring && !player.ended) run.dropped++;
-      };
-      res.on('end', onClose);
-      res.on('close', onClose);
-      res.on('error', () => undefined);
-      resolve();
-    });
-    player.request = request;
-    request.on('error', reject);
+      const say = /"text":"bench-say-(\d+) /.exec(frame);
+      if (!say) return;
+      const record = run.says.get(Number(say[1]));
+      if (!record || record.speaker === player.index) return;
+      run.deliveriesReceived++;
+      run.deliveryLatencies.push(at - record.due);
+    },
+    onClose: () => {
+      player.closed = true;
+      if (run.measuring && !player.ended) run.dropped++;
+    },
   });
 }
 
@@ -427,7 +399,7 @@ async function runOne(
     const cpuAfter = cpuMs(server.pid);
     const ownAfter = process.cpuUsage(before.own);
     const wallMs = performance.now() - before.at;
-    const rss = rssMb(server.pid);
+    const rss = round(rssKb(server.pid) / 1024, 1);
     await driving;
     await sleep(500);
     run.measuring = false;

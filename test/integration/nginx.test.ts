@@ -14,7 +14,7 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../helpers/free-port.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cli-server.ts';
@@ -25,14 +25,6 @@ import { uniqueName } from '../helpers/players.ts';
 
 const NGINX = process.env.MUD_NGINX ?? '/usr/sbin/nginx';
 const REFERENCE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'nginx', 'mud-server.conf');
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** The reference configuration with this test's instances and port, inside an http block of its own paths. */
 function nginxConf(dir: string, port: number, instances: number[]): string {

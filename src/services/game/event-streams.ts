@@ -36,6 +36,9 @@ export interface StreamCounters {
   endedByReason: Partial<Record<StreamEndReason, number>>;
 }
 
+/** How often the heartbeat timer looks for idle streams: a tenth of the interval, within these bounds. */
+const HEARTBEAT_TICK_MS = 1000;
+const HEARTBEAT_TICK_MIN_MS = 100;
 /** How often open streams' sessions are checked for expiry (and for ends the bus missed). */
 const SESSION_CHECK_MS = 1000;
 /** Session ids per liveness query, well under every driver's parameter limit. */
@@ -53,6 +56,8 @@ interface Stream {
   /** Frames waiting for the client to drain its connection. */
   queue: string[];
   blocked: boolean;
+  /** When a frame was last written (Date.now()): a stream idle for the heartbeat interval gets a heartbeat. */
+  lastWriteAt: number;
   /** Live events arriving while the missed chat is being replayed. */
   pending: BusEvent[] | null;
   ended: boolean;
@@ -115,7 +120,12 @@ export class EventStreams {
   private readonly bySink = new Map<StreamSink, Stream>();
   private readonly counters: StreamCounters = { open: 0, eventsSent: 0, endedByReason: {} };
   private sessionCheck: NodeJS.Timeout | null = null;
-  /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
+  /**
+   * One timer for every stream's heartbeat (a timer per stream would cost memory per idle
+   * connection). It ticks every second (a tenth of shorter intervals) and writes to the streams
+   * idle for the interval, so the writes of thousands of streams spread over the interval
+   * instead of stalling the server at once.
+   */
   private heartbeat: NodeJS.Timeout | null = null;
   private checking = false;
   private stopped = false;
@@ -138,9 +148,11 @@ export class EventStreams {
     await this.d.bus.start();
     this.sessionCheck = setInterval(() => void this.checkSessions(), SESSION_CHECK_MS);
     this.sessionCheck.unref();
+    const intervalMs = this.d.config.heartbeatSeconds * 1000;
     this.heartbeat = setInterval(() => {
-      for (const stream of this.streams) this.write(stream, ': heartbeat\n\n');
-    }, this.d.config.heartbeatSeconds * 1000);
+      const idleSince = Date.now() - intervalMs;
+      for (const stream of this.streams) if (stream.lastWriteAt <= idleSince) this.write(stream, ': heartbeat\n\n');
+    }, Math.max(HEARTBEAT_TICK_MIN_MS, Math.min(HEARTBEAT_TICK_MS, intervalMs / 10)));
     this.heartbeat.unref();
   }
 
@@ -175,6 +187,7 @@ export class EventStreams {
       chatCursor: 0,
       seq: 0,
       queue: [],
+      lastWriteAt: Date.now(),
       blocked: false,
       pending: [],
       ended: false,
@@ -267,6 +280,7 @@ export class EventStreams {
   /** Writes now, or queues while the connection is full; a queue past its limit ends the stream (lagging). */
   private write(stream: Stream, frame: string): void {
     if (stream.ended) return;
+    stream.lastWriteAt = Date.now();
     if (stream.blocked) {
       stream.queue.push(frame);
       if (stream.queue.length > this.d.config.queueLimit) this.end(stream, 'lagging');
