@@ -211,8 +211,10 @@ export class GameService {
    */
   private async post(player: Player, messages: NewChatMessage[], recipient: string | null = null): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
+    // Ids grow in the order the rows were inserted, whatever order RETURNING lists them in.
+    const ids = [...messageIds].sort((a, b) => a - b);
     messages.forEach((m, i) => this.remember({
-      id: messageIds[i]!,
+      id: ids[i]!,
       roomId: m.roomId,
       senderId: m.characterId,
       recipientId: m.recipientCharacterId,
