@@ -8,14 +8,14 @@
  * streams are open. The server is pinned to core 0 and this process to core 1 when taskset
  * exists (the machine has two shared cores: expect noise).
  */
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
+import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { populate, type BenchPlayer } from './game-world.ts';
 import { positiveNumberEnv } from './env.ts';
 import { measure, percentile, postJson, round, sleep, summarize, WARMUP_SECONDS, type LoadSummary } from './load.ts';
 import type { RequestSpec } from './load.ts';
-import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
+import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, rssKb, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
+import { openEventStream } from './event-stream-client.ts';
 
 const OPEN_BATCH = 100;
 /** Streams open and nothing sent: what the RSS reading waits for. */
@@ -70,18 +70,13 @@ export interface EventsResult {
 const log = (message: string): void => {
   process.stderr.write(`bench: events: ${message}\n`);
 };
-function rssKb(pid: number): number {
-  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(match[1]);
-}
-
 interface Listener {
   room: string;
   received: Set<number>;
   ended: boolean;
   closed: boolean;
-  request: http.ClientRequest;
+  /** Set once the stream has opened. */
+  request?: http.ClientRequest;
 }
 
 interface SayRecord {
@@ -131,56 +126,26 @@ class EventsRun {
   }
 }
 
-/** Opens one stream with its own connection and parses only what this bench needs. */
-function openListener(run: EventsRun, baseUrl: URL, sessionId: string, room: string): Promise<Listener> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(
-      { host: baseUrl.hostname, port: baseUrl.port, path: `/events/${sessionId}`, agent: false, headers: { accept: 'text/event-stream' } },
-      (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          reject(new Error(`GET /events answered ${res.statusCode}`));
-          return;
-        }
-        res.setEncoding('utf8');
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          const at = performance.now();
-          buffer += chunk;
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const name = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (name === 'chat' && data) run.onChat(listener, (JSON.parse(data) as { text?: string }).text ?? '', at);
-            else if (name === 'end' && data) {
-              listener.ended = true;
-              const reason = (JSON.parse(data) as { reason?: string }).reason ?? 'unknown';
-              run.endEvents[reason] = (run.endEvents[reason] ?? 0) + 1;
-            }
-          }
-        });
-        const onClose = (): void => {
-          if (listener.closed) return;
-          listener.closed = true;
-          if (run.counting) run.closedByServer++;
-        };
-        res.on('end', onClose);
-        res.on('close', onClose);
-        res.on('error', () => undefined);
-        resolve(listener);
-      },
-    );
-    const listener: Listener = { room, received: new Set(), ended: false, closed: false, request };
-    request.on('error', (err) => {
-      if (!listener.closed && run.counting && run.listeners.includes(listener)) {
-        listener.closed = true;
-        run.closedByServer++;
+/** Opens one stream and counts what this bench needs: chat deliveries, end events, closes by the server. */
+async function openListener(run: EventsRun, baseUrl: URL, sessionId: string, room: string): Promise<Listener> {
+  const listener: Listener = { room, received: new Set(), ended: false, closed: false };
+  listener.request = await openEventStream(baseUrl, sessionId, {
+    onFrame: (frame, at) => {
+      const name = /^event: (.*)$/m.exec(frame)?.[1];
+      const data = /^data: (.*)$/m.exec(frame)?.[1];
+      if (name === 'chat' && data) run.onChat(listener, (JSON.parse(data) as { text?: string }).text ?? '', at);
+      else if (name === 'end' && data) {
+        listener.ended = true;
+        const reason = (JSON.parse(data) as { reason?: string }).reason ?? 'unknown';
+        run.endEvents[reason] = (run.endEvents[reason] ?? 0) + 1;
       }
-      reject(err);
-    });
+    },
+    onClose: () => {
+      listener.closed = true;
+      if (run.counting) run.closedByServer++;
+    },
   });
+  return listener;
 }
 
 async function pollMeasure(server: BenchServer, players: BenchPlayer[], connections: number, seconds: number): Promise<LoadSummary> {
@@ -358,7 +323,7 @@ export async function runEventsSuite(databaseUrl: string | undefined, pollConnec
     return { result, serverLog: server.logLines.slice(0, 20) };
   } finally {
     run.counting = false;
-    for (const l of run.listeners) l.request.destroy();
+    for (const l of run.listeners) l.request?.destroy();
     log('stopping server');
     await server.stop();
     process.off('SIGINT', onSignal);

@@ -16,7 +16,13 @@
  * BENCH_FAULT_CLIENTS, BENCH_KILL_AFTER_SECONDS, BENCH_SOAK_SECONDS (default 600),
  * BENCH_SOAK_CLIENTS and BENCH_IDLE_SECONDS adjust it. It runs only when asked for
  * (BENCH_SUITE=faults): it mounts a tmpfs, starts PostgreSQL clusters and soaks for minutes.
- * BENCH_SUITE=platform|game|axis|events|hot|faults runs one suite; unset, all but faults.
+ * The `players` suite (bench/players.ts) holds thousands of players with open streams on one
+ * instance and reports how many it keeps within bounds; it takes several minutes, so it runs
+ * only when named: BENCH_SUITE=players, with BENCH_PLAYERS (comma-separated N, default
+ * 1000,5000,10000), BENCH_PLAYERS_SECONDS (default 30), BENCH_COMMAND_INTERVAL (seconds between
+ * one player's commands, default 10), BENCH_GRID (default 32) and BENCH_CROWD (default 500).
+ * BENCH_SUITE=platform|game|axis|events|hot|faults|players runs one suite; unset, all but
+ * faults and players.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -30,6 +36,7 @@ import { worldsWithAxisEngine } from './game-world.ts';
 import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 import { hotTables, runHotSuite, type HotResult } from './hot.ts';
 import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
+import { playersOptionsFromEnv, playersTable, runPlayersSuite, type PlayersResult } from './players.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -69,6 +76,8 @@ interface BenchReport {
   hot?: HotResult;
   /** The `faults` suite (kill -9, PostgreSQL restart, disk full, soak), when it ran. */
   faults?: FaultsResult;
+  /** The `players` suite (capacity of one instance), when it ran. */
+  players?: PlayersResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -171,7 +180,9 @@ async function main(): Promise<void> {
   ];
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
+  const players = only === 'players';
   for (const suite of suites) {
+    if (players) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
     const prepared = await suite.prepare?.();
     log(`starting server for the ${suite.name} suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
@@ -209,7 +220,7 @@ async function main(): Promise<void> {
   }
 
   // Event streams: their own server, pinned, with a short poll measurement (BENCH_DURATION caps it at 5 s).
-  if (!only || 'events'.startsWith(only)) {
+  if (!players && (!only || 'events'.startsWith(only))) {
     log(`starting server for the events suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
     const { result, serverLog } = await runEventsSuite(databaseUrl, Math.min(connections, 10), Math.min(durationSeconds, 5));
     report.events = result;
@@ -217,7 +228,14 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
-  if (!only || 'hot'.startsWith(only)) {
+  if (players) {
+    const { result, serverLog } = await runPlayersSuite(databaseUrl, playersOptionsFromEnv());
+    report.players = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
+  if (!players && (!only || 'hot'.startsWith(only))) {
     const { result, serverLog } = await runHotSuite(databaseUrl, hotOptions);
     report.hot = result;
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
@@ -234,6 +252,7 @@ async function main(): Promise<void> {
     ...(report.events ? [eventsTable(report.events)] : []),
     ...(report.hot ? [hotTables(report.hot)] : []),
     ...(report.faults ? [faultsTable(report.faults)] : []),
+    ...(report.players ? [playersTable(report.players)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);

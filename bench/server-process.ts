@@ -32,6 +32,8 @@ export interface ChildServer {
 
 export interface BenchServer extends ChildServer {
   database: 'sqlite' | 'postgresql';
+  /** The SQLite file (undefined on PostgreSQL), for suites that write their fixtures straight into it. */
+  sqlitePath: string | undefined;
 }
 
 /** Asks the OS for a free port to hand to the server (which logs its url only at level info). */
@@ -87,6 +89,8 @@ export async function startBenchServer(
     MUD_PORT: String(port),
     // Measure the production setting even if a local server.ini turns validation on.
     MUD_SERVER_VALIDATE_RESPONSES: 'false',
+    // BENCH_SERVER_NODE_OPTIONS reaches the server only (e.g. --cpu-prof --cpu-prof-dir=…), not npm or this process.
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
     ...(options.asShipped ? {} : quiet),
     ...extraEnv,
   };
@@ -106,7 +110,7 @@ export async function startBenchServer(
     tempDir,
     logFile: options.asShipped ? path.join(tempDir, 'server.log') : undefined,
   });
-  return { ...server, database: databaseUrl ? 'postgresql' : 'sqlite' };
+  return { ...server, database: databaseUrl ? 'postgresql' : 'sqlite', sqlitePath: env.MUD_DB_PATH };
 }
 
 /** The bare Express 5 hello of bench/hello-server.ts, on this process's Node binary. */
@@ -246,4 +250,11 @@ export function cpuMs(pid: number): number {
   // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+}
+
+/** Resident memory of a process, in KB. */
+export function rssKb(pid: number): number {
+  const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]);
 }

@@ -6,7 +6,10 @@ import { loadConfig, ConfigError, type LoadedConfig } from './config/config.ts';
 import winston from 'winston';
 import { createLogger, type Logger } from './logging/logger.ts';
 import { WorldLoadError } from './services/worlds/world-loader.ts';
-import { openMigratedDatabase, startServer } from './server.ts';
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { openMigratedDatabase, prepareOnce, startServer } from './server.ts';
+import { runPrimary, STOP_ALL } from './cluster.ts';
 import { systemClock } from './db/clock.ts';
 import type { Db } from './db/database.ts';
 import { buildServices, type Services } from './services/container.ts';
@@ -20,8 +23,11 @@ import { DomainError } from './services/errors.ts';
 const HELP = `Usage: mud-server <command>
 
 Commands:
-  serve                                Apply migrations, load worlds and serve the HTTP API
-                                       (MUD_HOST:MUD_PORT)
+  serve [--workers N]                  Apply migrations, load worlds and serve the HTTP API
+                                       (MUD_HOST:MUD_PORT); with N worker processes behind
+                                       the one port (0: one per core; PostgreSQL only).
+                                       SIGTERM stops gracefully, SIGHUP replaces the workers
+                                       one at a time
   migrate                              Apply pending database migrations and exit
   create-superuser                     Create a superuser: prompts on a terminal, otherwise
                                        reads MUD_ADMIN_USER and MUD_ADMIN_PASSWORD
@@ -50,12 +56,36 @@ function setup(logTo: 'stdout' | 'stderr' = 'stderr'): { loaded: LoadedConfig; l
   return { loaded, logger };
 }
 
-async function serve(): Promise<void> {
+/** How many processes `serve` runs: `--workers N`, else `[server] workers`; 0 means one per core. */
+function workerCount(args: string[], configured: number): number {
+  if (args.length === 0) return configured === 0 ? availableParallelism() : configured;
+  const [flag, value] = args;
+  if (flag !== '--workers' || value === undefined || !/^\d+$/.test(value) || Number(value) > 256 || args.length !== 2) {
+    throw new CliError('Usage: mud-server serve [--workers N] (N from 0, one per core, to 256)');
+  }
+  return Number(value) === 0 ? availableParallelism() : Number(value);
+}
+
+async function serve(args: string[]): Promise<void> {
   const { loaded, logger } = setup('stdout');
+  const workers = workerCount(args, loaded.config.server.workers);
+  if (cluster.isPrimary && workers > 1) {
+    if (!loaded.config.database.url) {
+      throw new CliError(`${workers} workers need PostgreSQL ([database] url, DATABASE_URL): each worker is an instance, and SQLite serves one. Run one process, or set DATABASE_URL.`);
+    }
+    await runPrimary({ workers, config: loaded.config, logger, prepare: () => prepareOnce(loaded.config, logger) });
+    return;
+  }
   const server = await startServer({ config: loaded.config, logger });
-  // Exit once stopped, whether a signal or POST /admin/server/stop started it.
-  server.stopped.then(() => process.exit(0));
+  let signalled = false;
+  // Exit once stopped, whether a signal or POST /admin/server/stop started it; a worker stopped
+  // through the API has every worker stop, as a single server would.
+  server.stopped.then(() => {
+    if (cluster.isWorker && !signalled && process.connected) process.send!(STOP_ALL, () => process.exit(0));
+    else process.exit(0);
+  });
   const onSignal = (signal: string): void => {
+    signalled = true;
     logger.info('Signal received', { signal });
     server.stop().catch((err: unknown) => {
       logger.error('Shutdown failed', { error: String(err) });
@@ -64,6 +94,8 @@ async function serve(): Promise<void> {
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+  // A worker whose primary is gone (killed) stops rather than serve on unsupervised.
+  if (cluster.isWorker) process.once('disconnect', () => onSignal('disconnect'));
 }
 
 async function migrate(): Promise<void> {

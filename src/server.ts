@@ -70,13 +70,48 @@ async function drainPool(db: Db, deadline: number): Promise<void> {
   }
 }
 
-export async function startServer({ config, logger, clock = systemClock, dbSchema, env = process.env }: ServerOptions): Promise<RunningServer> {
-  // Worlds first: a broken package stops start-up before the database is touched.
+/** The world packages, or a WorldLoadError naming what is wrong (the default world among them). */
+async function loadWorlds(config: Config): Promise<WorldCatalog> {
   const worlds = await WorldCatalog.load(config.worlds.worldsRoot);
   if (!worlds.get(config.worlds.defaultWorldId)) {
     const loaded = worlds.list().map((w) => w.id).join(', ');
     throw new WorldLoadError(`[worlds] default_world_id '${config.worlds.defaultWorldId}' is not a loaded world (loaded: ${loaded})`);
   }
+  return worlds;
+}
+
+/**
+ * The start-up steps against the database: the world catalog, the worlds' shipped policies,
+ * item placement, the bootstrap superuser. Each finds its work done when an instance did it
+ * before.
+ */
+async function prepareDatabase(services: Services, worlds: WorldCatalog, clock: Clock, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+  await worlds.syncTo(services.worldRepository, clock);
+  await importWorldPolicies(worlds, services.policyRepository, services.importer, logger);
+  await services.game.seedItems();
+  const admin = await bootstrapSuperuser(services.users, services.hasher, clock, env);
+  if (admin) logger.info('Created the bootstrap superuser', { username: admin });
+}
+
+/**
+ * Migrations and the start-up steps once, without serving: what `serve --workers` does before
+ * its workers start, so that they do not race each other through them.
+ */
+export async function prepareOnce(config: Config, logger: Logger, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const worlds = await loadWorlds(config);
+  const db = await openMigratedDatabase(config, logger);
+  const services = buildServices(db, config, systemClock, worlds, VERSION, logger);
+  try {
+    await prepareDatabase(services, worlds, systemClock, env, logger);
+  } finally {
+    await services.close();
+    await db.destroy();
+  }
+}
+
+export async function startServer({ config, logger, clock = systemClock, dbSchema, env = process.env }: ServerOptions): Promise<RunningServer> {
+  // Worlds first: a broken package stops start-up before the database is touched.
+  const worlds = await loadWorlds(config);
   const contract = loadContract();
   const db = await openMigratedDatabase(config, logger, dbSchema);
   const services = buildServices(db, config, clock, worlds, VERSION, logger);
@@ -88,11 +123,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
   });
   let stopping: Promise<void> | undefined;
   try {
-    await worlds.syncTo(services.worldRepository, clock);
-    await importWorldPolicies(worlds, services.policyRepository, services.importer, logger);
-    await services.game.seedItems();
-    const admin = await bootstrapSuperuser(services.users, services.hasher, clock, env);
-    if (admin) logger.info('Created the bootstrap superuser', { username: admin });
+    await prepareDatabase(services, worlds, clock, env, logger);
     maintenance = await startMaintenance(services.maintenanceTasks, logger);
     await services.streams.start();
     const app = createApp({

@@ -20,6 +20,7 @@ type Kind =
   | { type: 'bool' }
   | { type: 'enum'; values: readonly string[] }
   | { type: 'list' }
+  | { type: 'url'; protocols: readonly string[] }
   | { type: 'trust_proxy' };
 
 interface Setting {
@@ -47,6 +48,7 @@ export const SETTINGS: readonly Setting[] = [
   s('server', 'max_body_bytes', { type: 'int', min: 1024, max: 64 * 1024 * 1024 }, '1048576', 'Largest accepted request body; larger bodies get 413.'),
   s('server', 'shutdown_timeout_seconds', { type: 'int', min: 1, max: 600 }, '10', 'How long a graceful shutdown waits for in-flight requests.'),
   s('server', 'validate_responses', { type: 'bool' }, 'false', 'Validate every response against openapi.yaml (on in tests; costs CPU).'),
+  s('server', 'workers', { type: 'int', min: 0, max: 256 }, '1', 'Server processes behind the one port (serve --workers overrides it; 0: one per core); more than 1 needs PostgreSQL.'),
   s('server', 'trust_proxy', { type: 'trust_proxy' }, 'false', 'Reverse proxies whose X-Forwarded-For names the client address (for the per-address limits): false, a hop count, or their addresses.'),
   s('database', 'path', { type: 'string' }, 'data/mud.db', 'SQLite file, relative to the working directory.', 'MUD_DB_PATH'),
   s('database', 'url', { type: 'string' }, '', 'postgres://… connection string; when set, PostgreSQL is used instead of SQLite.', 'DATABASE_URL'),
@@ -72,6 +74,8 @@ export const SETTINGS: readonly Setting[] = [
   s('rate_limit', 'change_password_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Failed password changes per account per window; past it a wrong current password gets 429, the right one still works.'),
   s('rate_limit', 'command_per_session', { type: 'int', min: 1, max: 100000 }, '60', 'Game commands (POST /command) per session per command window.'),
   s('rate_limit', 'command_window_seconds', { type: 'int', min: 1, max: 3600 }, '10', 'Length of the window command_per_session counts in.'),
+  s('limits', 'redis_url', { type: 'url', protocols: ['redis:', 'rediss:'] }, '', 'redis://… server that holds the rate-limit counts (empty: the database on PostgreSQL, memory on SQLite).'),
+  s('limits', 'redis_prefix', { type: 'string' }, 'mud:', 'Prefix of this server\'s keys in that Redis, for deployments sharing one.'),
   s('policy', 'exports_root', { type: 'string' }, 'data/policy-exports', 'Folder that publish writes policy artifacts into.', 'MUD_POLICY_EXPORTS_ROOT'),
   s('policy', 'max_artifact_bytes', { type: 'int', min: 65536, max: 4294967296 }, '16777216', 'Largest publish artifact file; a publish that would write a larger one gets 422.'),
   s('policy', 'max_artifacts_per_scope', { type: 'int', min: 1, max: 10000 }, '10', 'Newest publish artifacts kept in each world or client-profile folder; publish deletes older ones.'),
@@ -117,7 +121,7 @@ const WORLD_POLICY_KEYS: Record<string, Setting> = {
 };
 
 /** Environment variables that are read outside SETTINGS and must not be reported as unknown. */
-const OTHER_ENV = new Set(['MUD_CONFIG', 'MUD_ADMIN_USER', 'MUD_ADMIN_PASSWORD', 'MUD_TEST_DATABASE_URL']);
+const OTHER_ENV = new Set(['MUD_CONFIG', 'MUD_ADMIN_USER', 'MUD_ADMIN_PASSWORD', 'MUD_TEST_DATABASE_URL', 'MUD_TEST_REDIS_URL']);
 
 export interface Config {
   server: {
@@ -126,6 +130,7 @@ export interface Config {
     maxBodyBytes: number;
     shutdownTimeoutSeconds: number;
     validateResponses: boolean;
+    workers: number;
     trustProxy: TrustProxy;
   };
   database: { path: string; url: string };
@@ -146,6 +151,7 @@ export interface Config {
     commandPerSession: number;
     commandWindowSeconds: number;
   };
+  limits: { redisUrl: string; redisPrefix: string };
   policy: { exportsRoot: string; maxArtifactBytes: number; maxArtifactsPerScope: number; maxClientProfilesPerWorld: number };
   integrations: {
     namegenMode: 'builtin' | 'http';
@@ -271,6 +277,19 @@ function parseValue(setting: Setting, raw: string, origin: string): unknown {
         throw new ConfigError(`Invalid value '${raw}' for ${name}: expected one of ${kind.values.join(', ')}`);
       }
       return lower;
+    }
+    case 'url': {
+      if (value === '') return value;
+      let protocol = '';
+      try {
+        protocol = new URL(value).protocol;
+      } catch {
+        // Not a URL: refused below like a wrong scheme.
+      }
+      if (!kind.protocols.includes(protocol)) {
+        throw new ConfigError(`Invalid value '${raw}' for ${name}: expected empty or a ${kind.protocols.map((p) => `${p}//…`).join(' or ')} URL`);
+      }
+      return value;
     }
     case 'trust_proxy': {
       const trust = parseTrustProxy(value);

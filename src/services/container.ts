@@ -47,6 +47,9 @@ import { LedgerService } from './ledger/ledger-service.ts';
 import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-bus.ts';
 import { EventStreams } from './game/event-streams.ts';
 import { LocalStreamQuota } from './game/stream-quota.ts';
+import { createLimits, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
+import { LimitRepository } from '../db/repositories/limit-repository.ts';
+import { RedisCounters } from '../integrations/redis-counters.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -66,6 +69,8 @@ export interface Services {
   entry: EntryService;
   game: GameService;
   streams: EventStreams;
+  /** The abuse limits, shared by every instance on PostgreSQL or Redis (any front door counts through them). */
+  limits: Limits;
   /** The event bus the streams and the caches listen to. */
   events: EventBus;
   lab: LabService;
@@ -115,15 +120,48 @@ function entityGenerator(client: HttpEntityStateClient | null): EntityGenerator 
   };
 }
 
+/** The PostgreSQL schema the database works in, when one is set (the tests isolate each run in one). */
+function schemaOf(db: Db): string | undefined {
+  return (db.client.config as { searchPath?: string[] }).searchPath?.[0];
+}
+
 /** In-process on SQLite (one instance); LISTEN/NOTIFY on PostgreSQL, per schema. */
 function eventBus(db: Db, config: Config, logger: Logger): EventBus {
   if (!config.database.url) return new InProcessEventBus();
-  const searchPath = (db.client.config as { searchPath?: string[] }).searchPath;
-  return new PostgresEventBus(db, config.database.url, searchPath?.[0], logger);
+  return new PostgresEventBus(db, config.database.url, schemaOf(db), logger);
+}
+
+/** How often the database's ended limit windows are deleted. */
+const LIMIT_PRUNE_MS = 5 * 60_000;
+
+/**
+ * Where the limits count: Redis when configured (keys per schema, like the bus channel), else
+ * the database on PostgreSQL, else (SQLite, one instance) memory. Also what has to run and be
+ * closed for it.
+ */
+function counterStore(db: Db, config: Config, clock: Clock, logger: Logger): { store: CounterStore; tasks: PeriodicTask[]; close: () => Promise<void> } {
+  if (config.limits.redisUrl) {
+    const schema = schemaOf(db);
+    const redis = new RedisCounters({
+      url: config.limits.redisUrl,
+      prefix: `${config.limits.redisPrefix}${schema ? `${schema}:` : ''}limits:`,
+      fallback: new MemoryCounters(),
+      logger,
+    });
+    redis.start();
+    return { store: redis, tasks: [], close: () => redis.close() };
+  }
+  if (config.database.url) {
+    const repo = new LimitRepository(db);
+    return { store: repo, tasks: [{ name: 'limit-windows', intervalMs: LIMIT_PRUNE_MS, run: () => repo.pruneEnded(clock().getTime()) }], close: async () => {} };
+  }
+  return { store: new MemoryCounters(), tasks: [], close: async () => {} };
 }
 
 export function buildServices(db: Db, config: Config, clock: Clock, worlds: WorldCatalog, version: string, logger: Logger): Services {
   const events = eventBus(db, config, logger);
+  const counters = counterStore(db, config, clock, logger);
+  const limits = createLimits(config.rateLimit, counters.store, clock);
   const users = new UserRepository(db);
   const sessionRepository = new SessionRepository(db);
   const characters = new CharacterRepository(db);
@@ -136,7 +174,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
   const policies = new PolicyService(policyRepository, worldRepository, clock);
-  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config, presence });
+  const accounts = new AccountService({ db, users, sessions: sessionRepository, characters, sessionService: sessions, worldAccess, hasher, clock, config, presence, limits });
   const axisState = new AxisStateRepository(db);
   const characterState = new CharacterStateService(db, axisState, characters, clock);
   const entityClient = entityStateClient(config.integrations, logger);
@@ -178,6 +216,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     characters: characterService,
     game,
     events,
+    limits,
     streams: new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
     entry: new EntryService({
       db,
@@ -226,10 +265,12 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
         intervalMs: config.chat.pruneIntervalMinutes * 60_000,
         run: () => gameRepository.pruneMessages(toDbTime(new Date(clock().getTime() - config.chat.retentionDays * 86_400_000)), config.chat.maxMessagesPerRoom),
       },
+      ...counters.tasks,
     ],
     close: async () => {
       await activity.close();
       await hasher.close();
+      await counters.close();
     },
   };
 }

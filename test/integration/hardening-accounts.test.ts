@@ -19,7 +19,7 @@ import { uniqueName } from '../helpers/players.ts';
 import { worldsCopy } from '../helpers/worlds.ts';
 import { MemoryTransport } from '../helpers/memory-transport.ts';
 import { createLogger } from '../../src/logging/logger.ts';
-import { migrateLatest, openDatabase, type Db } from '../../src/db/database.ts';
+import { openDatabase, type Db } from '../../src/db/database.ts';
 import { insertedId } from '../../src/db/inserted-id.ts';
 import { toDbTime } from '../../src/db/clock.ts';
 import { UserRepository } from '../../src/db/repositories/user-repository.ts';
@@ -439,7 +439,7 @@ describe(`hardening: accounts and sessions (${DB_NAME})`, () => {
       expect(Object.keys(await db('users').columnInfo())).to.not.include('username_key');
       expect(await db('users').count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 4);
       expect(await db('sessions').where({ user_id: ids.mira })).to.have.length(1);
-      await migrateLatest(db);
+      await db.migrate.up();
       expect(Object.keys(await db('users').columnInfo())).to.include('username_key');
     });
   });

@@ -371,6 +371,8 @@ describe('config', () => {
           return '; Accepts: a comma-separated list.';
         case 'trust_proxy':
           return `; Accepts: ${TRUST_PROXY_VALUES}.`;
+        case 'url':
+          return `; Accepts: empty, or a ${st.kind.protocols.map((p) => `${p}//…`).join(' or ')} URL.`;
         case 'string':
           return null;
       }

@@ -4,7 +4,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import type { Db } from '../database.ts';
+import { isPostgres, lockKey, type Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 import type { PolicyIdParts, PolicyType } from '../../shared/policy-ids.ts';
@@ -278,6 +278,19 @@ export class PolicyRepository {
   }
 
   /** Stores a publish run and its audit event; returns the run id. */
+  /**
+   * Runs `work` while holding the lock named `key` on every instance of the database (a
+   * PostgreSQL advisory lock, held by a transaction that `work` itself does not use). SQLite
+   * serves one instance, whose callers serialize themselves.
+   */
+  async exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    if (!isPostgres(this.db)) return work();
+    return this.db.transaction(async (trx): Promise<T> => {
+      await lockKey(trx, key);
+      return work();
+    });
+  }
+
   async insertPublishRun(run: Omit<PublishRunRecord, 'id'>): Promise<number> {
     return this.db.transaction(async (trx) => {
       const [row] = await trx('policy_publish_runs')

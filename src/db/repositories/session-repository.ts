@@ -95,61 +95,39 @@ export class SessionRepository {
 
   /** The session a client presents its token for (see findWhere). */
   async find(token: string, now: string): Promise<SessionRecord | undefined> {
-    return this.findByTokenHash(sessionTokenHash(token), now);
-  }
-
-  async findByTokenHash(tokenHash: string, now: string): Promise<SessionRecord | undefined> {
-    return this.findWhere({ 's.token_hash': tokenHash }, now);
+    return this.findWhere({ 's.token_hash': sessionTokenHash(token) }, now);
   }
 
   async findById(id: number, now: string): Promise<SessionRecord | undefined> {
     return this.findWhere({ 's.id': id }, now);
   }
 
+  /** The sessions for these token hashes (see findWhere), by token hash; SESSION_LOOKUP_CHUNK per query. */
+  async findByTokenHashes(tokenHashes: readonly string[], now: string): Promise<Map<string, SessionRecord>> {
+    const found = new Map<string, SessionRecord>();
+    for (let i = 0; i < tokenHashes.length; i += SESSION_LOOKUP_CHUNK) {
+      const rows = await this.withAccount(now)
+        .whereIn('s.token_hash', tokenHashes.slice(i, i + SESSION_LOOKUP_CHUNK))
+        .select('s.token_hash', ...SESSION_COLUMNS);
+      for (const row of rows) found.set(String(row.token_hash), sessionRecord(row));
+    }
+    return found;
+  }
+
   /**
-   * A session with its account, unless the account is a temporary one past its expiry: its
+   * Sessions with their account, unless the account is a temporary one past its expiry: its
    * sessions end with it, not at the next purge.
    */
-  private async findWhere(where: Record<string, string | number>, now: string): Promise<SessionRecord | undefined> {
-    const row = await this.db('sessions as s')
+  private withAccount(now: string): Knex.QueryBuilder {
+    return this.db('sessions as s')
       .join('users as u', 'u.id', 's.user_id')
       .leftJoin('characters as c', 'c.id', 's.character_id')
-      .where(where)
-      .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now))
-      .first(
-        's.id',
-        's.user_id',
-        'u.username',
-        'u.role',
-        'u.is_active',
-        's.character_id',
-        's.world_id',
-        'c.name as character_name',
-        'c.room_id',
-        'u.is_guest',
-        'u.guest_expires_at',
-        's.client_type',
-        's.created_at',
-        's.last_activity',
-        's.expires_at',
-      );
-    if (!row) return undefined;
-    return {
-      id: row.id,
-      userId: row.user_id,
-      username: row.username,
-      role: row.role,
-      isActive: Boolean(row.is_active),
-      characterId: row.character_id,
-      worldId: row.world_id,
-      characterName: row.character_name ?? null,
-      roomId: row.room_id ?? null,
-      accountExpiresAt: row.is_guest ? (row.guest_expires_at ?? null) : null,
-      clientType: row.client_type,
-      createdAt: row.created_at,
-      lastActivity: row.last_activity,
-      expiresAt: row.expires_at,
-    };
+      .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now));
+  }
+
+  private async findWhere(where: Record<string, string | number>, now: string): Promise<SessionRecord | undefined> {
+    const row = await this.withAccount(now).where(where).first(...SESSION_COLUMNS);
+    return row ? sessionRecord(row) : undefined;
   }
 
   /**
@@ -244,4 +222,45 @@ export class SessionRepository {
       .first();
     return Number(row?.n ?? 0);
   }
+}
+
+/** Token hashes per lookup query, well under every driver's parameter limit. */
+const SESSION_LOOKUP_CHUNK = 500;
+
+const SESSION_COLUMNS = [
+  's.id',
+  's.user_id',
+  'u.username',
+  'u.role',
+  'u.is_active',
+  's.character_id',
+  's.world_id',
+  'c.name as character_name',
+  'c.room_id',
+  'u.is_guest',
+  'u.guest_expires_at',
+  's.client_type',
+  's.created_at',
+  's.last_activity',
+  's.expires_at',
+];
+
+// Rows of a query over several tables, as the driver gives them.
+function sessionRecord(row: any): SessionRecord {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    username: row.username,
+    role: row.role,
+    isActive: Boolean(row.is_active),
+    characterId: row.character_id,
+    worldId: row.world_id,
+    characterName: row.character_name ?? null,
+    roomId: row.room_id ?? null,
+    accountExpiresAt: row.is_guest ? (row.guest_expires_at ?? null) : null,
+    clientType: row.client_type,
+    createdAt: row.created_at,
+    lastActivity: row.last_activity,
+    expiresAt: row.expires_at,
+  };
 }

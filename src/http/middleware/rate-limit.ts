@@ -1,38 +1,23 @@
 /**
- * Abuse limits per client address for login, registration and password change, one per
- * requested username for registration, and a play throttle on game commands per session; each
- * with its own config key. Failed passwords are counted per account by the account service
- * (failed-attempts.ts), which alone knows whether a name is an account. Counters live in this
- * process, so with several instances each enforces its own share.
+ * The HTTP door's abuse limits: each route counts its requests in one of the service's limits
+ * (src/services/limits/limits.ts) by the client address, the requested username or the
+ * session, and answers 429 with Retry-After past it. Failed passwords are counted per account
+ * by the account service, which alone knows whether a name is an account.
  */
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
-import type { Config } from '../../config/config.ts';
-import { TooManyRequests } from '../../services/errors.ts';
+import { addressKey, type Limit, type Limits } from '../../services/limits/limits.ts';
 import { sessionOf } from './auth.ts';
 
-type Limits = Config['rateLimit'];
-
-function limiter(config: Limits, limit: number, key: (req: Request) => string, windowSeconds = config.windowSeconds, what = 'attempts'): RequestHandler {
-  return rateLimit({
-    windowMs: windowSeconds * 1000,
-    limit,
-    keyGenerator: (req, res) => key(Object.assign(req, { res })),
-    skip: () => !config.enabled,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (req, _res, next) => {
-      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now()) - Date.now()) / 1000));
-      next(new TooManyRequests(what, seconds));
-    },
-  });
+function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
+  return async (req, _res, next) => {
+    next((await limit.hit(key(req))) ?? undefined);
+  };
 }
 
-/** The client address as every per-address limit counts it (IPv6 by its /56, as express-rate-limit masks it). */
-export const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown');
+/** The client address as every per-address limit counts it (IPv6 by its /56). */
+export const byAddress = (req: Request): string => addressKey(req.ip ?? 'unknown');
 const byBodyUsername = (req: Request): string => String((req.body as { username?: unknown })?.username ?? '').trim().toLowerCase();
-// The row id, not the token: counters keyed by a secret would keep it in memory.
+// The row id, not the token: counts keyed by a secret would keep it in the store.
 const bySession = (req: Request): string => String(sessionOf(req.res!).id);
 
 export interface RateLimits {
@@ -44,12 +29,12 @@ export interface RateLimits {
   commandBySession: RequestHandler;
 }
 
-export function createRateLimits(config: Limits): RateLimits {
+export function createRateLimits(limits: Limits): RateLimits {
   return {
-    loginByAddress: limiter(config, config.loginPerAddress, byAddress),
-    registerByAddress: limiter(config, config.registerPerAddress, byAddress),
-    registerByUsername: limiter(config, config.registerPerUsername, byBodyUsername),
-    changePasswordByAddress: limiter(config, config.changePasswordPerAddress, byAddress),
-    commandBySession: limiter(config, config.commandPerSession, bySession, config.commandWindowSeconds, 'commands'),
+    loginByAddress: limitBy(limits.loginByAddress, byAddress),
+    registerByAddress: limitBy(limits.registerByAddress, byAddress),
+    registerByUsername: limitBy(limits.registerByUsername, byBodyUsername),
+    changePasswordByAddress: limitBy(limits.changePasswordByAddress, byAddress),
+    commandBySession: limitBy(limits.commandBySession, bySession),
   };
 }

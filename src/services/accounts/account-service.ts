@@ -16,7 +16,7 @@ import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
-import { FailedAttempts } from './failed-attempts.ts';
+import type { Limits } from '../limits/limits.ts';
 import { reservedWordIn } from './reserved-names.ts';
 import type { Presence } from '../game/presence.ts';
 
@@ -79,20 +79,17 @@ export interface AccountDeps {
   clock: Clock;
   config: Config;
   presence: Presence;
+  /** Failed passwords count per account (docs/decisions.md): `failedLogins`, `failedPasswordChanges`. */
+  limits: Pick<Limits, 'failedLogins' | 'failedPasswordChanges'>;
 }
 
 export class AccountService {
   private readonly d: AccountDeps;
   /** Hash compared against when the username is unknown, so timing does not reveal it. */
   private dummyHash: Promise<string> | undefined;
-  private readonly loginFailures: FailedAttempts;
-  private readonly passwordChangeFailures: FailedAttempts;
 
   constructor(deps: AccountDeps) {
     this.d = deps;
-    const limits = deps.config.rateLimit;
-    this.loginFailures = new FailedAttempts(limits.loginPerUsername, limits, deps.clock);
-    this.passwordChangeFailures = new FailedAttempts(limits.changePasswordPerUsername, limits, deps.clock);
   }
 
   async register(rawUsername: string, password: string, passwordConfirm: string): Promise<SuccessMessage> {
@@ -132,7 +129,7 @@ export class AccountService {
       throw new Unauthenticated(BAD_CREDENTIALS);
     }
     if (!(await this.d.hasher.verify(password, user.passwordHash))) {
-      throw this.loginFailures.record(user.id) ?? new Unauthenticated(BAD_CREDENTIALS);
+      throw (await this.d.limits.failedLogins.hit(String(user.id))) ?? new Unauthenticated(BAD_CREDENTIALS);
     }
     if (!user.isActive) throw new Unauthenticated('Account is deactivated');
     return user;
@@ -181,7 +178,7 @@ export class AccountService {
     const user = await this.d.users.findById(session.userId);
     if (!user) throw new Unauthenticated(WRONG_CURRENT_PASSWORD);
     if (!(await this.d.hasher.verify(oldPassword, user.passwordHash))) {
-      throw this.passwordChangeFailures.record(user.id) ?? new Unauthenticated(WRONG_CURRENT_PASSWORD);
+      throw (await this.d.limits.failedPasswordChanges.hit(String(user.id))) ?? new Unauthenticated(WRONG_CURRENT_PASSWORD);
     }
     if (newPassword === oldPassword) throw new InvalidInput('New password must be different from current password');
     assertStandardPassword(newPassword);

@@ -20,6 +20,21 @@ interface Entry {
   cachedAt: number;
 }
 
+/** What one invalidation concerned: sessions, an account, a character, or everything. */
+interface Touched {
+  sessionIds?: readonly number[];
+  userId?: number;
+  characterId?: number;
+  all?: true;
+}
+
+/**
+ * Invalidations remembered, so that a record read while others happened can still be kept when
+ * none of them concerned it (in a busy world some always happen during a read). A record read
+ * before older ones than these is not kept.
+ */
+const LOG_SIZE = 4096;
+
 export class SessionCache {
   private readonly bus: EventBus;
   /** By token hash, oldest first (a Map keeps insertion order). */
@@ -27,8 +42,10 @@ export class SessionCache {
   private readonly bySession = new Map<number, string>();
   private readonly byUser = new Map<number, Set<string>>();
   private readonly byCharacter = new Map<number, Set<string>>();
-  /** Counts invalidations: a record read before one may be stale and is not remembered. */
+  /** Counts invalidations: a record read before one that concerns it may be stale and is not remembered. */
   private generation = 0;
+  /** The last LOG_SIZE invalidations, invalidation n at n % LOG_SIZE. */
+  private readonly log: Touched[] = new Array<Touched>(LOG_SIZE);
 
   constructor(bus: EventBus) {
     this.bus = bus;
@@ -53,15 +70,25 @@ export class SessionCache {
     return this.generation;
   }
 
-  /** Remembers a record read from the database, unless an invalidation came since `version`. */
+  /** Remembers a record read from the database, unless an invalidation since `version` concerned it. */
   set(tokenHash: string, record: SessionRecord, nowMs: number, version: number): void {
-    if (version !== this.generation || !this.bus.connected()) return;
+    if (!this.bus.connected() || !this.untouchedSince(version, record)) return;
     this.drop(tokenHash);
     while (this.entries.size >= MAX_ENTRIES) this.drop(this.entries.keys().next().value!);
     this.entries.set(tokenHash, { record, cachedAt: nowMs });
     this.bySession.set(record.id, tokenHash);
     index(this.byUser, record.userId, tokenHash);
     if (record.characterId !== null) index(this.byCharacter, record.characterId, tokenHash);
+  }
+
+  private untouchedSince(version: number, record: SessionRecord): boolean {
+    if (this.generation - version > LOG_SIZE) return false;
+    for (let n = version; n < this.generation; n++) {
+      const t = this.log[n % LOG_SIZE]!;
+      if (t.all || t.userId === record.userId || t.sessionIds?.includes(record.id)) return false;
+      if (t.characterId !== undefined && t.characterId === record.characterId) return false;
+    }
+    return true;
   }
 
   /** Replaces `previous`, if still the remembered record, by `next` (its activity was recorded), keeping its age. */
@@ -71,26 +98,35 @@ export class SessionCache {
   }
 
   private invalidate(event: BusEvent): void {
-    if (event.type === 'chat' || event.type === 'item' || event.type === 'presence') return;
-    this.generation++;
     switch (event.type) {
       case 'session.ended':
       case 'session.changed':
+        this.touched({ sessionIds: event.sessionIds });
         for (const id of event.sessionIds) {
           const key = this.bySession.get(id);
           if (key !== undefined) this.drop(key);
         }
         return;
       case 'account.changed':
+        this.touched({ userId: event.userId });
         for (const key of [...(this.byUser.get(event.userId) ?? [])]) this.drop(key);
         return;
       case 'move':
+        this.touched({ characterId: event.characterId });
         for (const key of [...(this.byCharacter.get(event.characterId) ?? [])]) this.drop(key);
         return;
       case 'reconnected':
+        this.touched({ all: true });
         this.clear();
         return;
+      default:
+        return;
     }
+  }
+
+  private touched(what: Touched): void {
+    this.log[this.generation % LOG_SIZE] = what;
+    this.generation++;
   }
 
   private drop(key: string): void {

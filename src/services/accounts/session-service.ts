@@ -46,6 +46,9 @@ function isExpired(session: SessionRecord, stamp: string): boolean {
   return (session.expiresAt !== null && session.expiresAt <= stamp) || (session.accountExpiresAt !== null && session.accountExpiresAt <= stamp);
 }
 
+/** Lookups waiting for one query: by token hash, whoever asked for it. */
+type LookupBatch = Map<string, Array<{ resolve: (record: SessionRecord | undefined) => void; reject: (err: unknown) => void }>>;
+
 export class SessionService {
   private readonly db: Db;
   private readonly sessions: SessionRepository;
@@ -56,6 +59,7 @@ export class SessionService {
   private readonly ttlMs: number;
   private readonly maxAgeMs: number;
   private readonly sliding: boolean;
+  private pendingLookups: LookupBatch | null = null;
 
   constructor(db: Db, sessions: SessionRepository, activity: SessionActivity, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock) {
     this.db = db;
@@ -103,7 +107,7 @@ export class SessionService {
     // A remembered session that looks expired is read again: another instance may have slid it.
     if (!session || isExpired(session, stamp)) {
       const version = this.cache.version;
-      const stored = await this.sessions.findByTokenHash(key, stamp);
+      const stored = await this.lookup(key, stamp);
       // Activity not yet written is newer than the row: without it a slid session could look expired.
       session = stored && this.activity.applyPending(stored);
       if (session) this.cache.set(key, session, now.getTime(), version);
@@ -120,6 +124,34 @@ export class SessionService {
     const touched = { ...session, lastActivity: stamp, ...slid };
     this.cache.update(key, session, touched);
     return touched;
+  }
+
+  /**
+   * The stored session for a token hash. Lookups asked for in one turn of the event loop are
+   * read with one query: under load many arrive together, and one query a session would queue
+   * them behind each other on the database.
+   */
+  private lookup(tokenHash: string, stamp: string): Promise<SessionRecord | undefined> {
+    let batch = this.pendingLookups;
+    if (!batch) {
+      const created = (batch = this.pendingLookups = new Map());
+      setImmediate(() => void this.readLookups(created, stamp));
+    }
+    return new Promise((resolve, reject) => {
+      const waiting = batch.get(tokenHash);
+      if (waiting) waiting.push({ resolve, reject });
+      else batch.set(tokenHash, [{ resolve, reject }]);
+    });
+  }
+
+  private async readLookups(batch: LookupBatch, stamp: string): Promise<void> {
+    if (this.pendingLookups === batch) this.pendingLookups = null;
+    try {
+      const found = await this.sessions.findByTokenHashes([...batch.keys()], stamp);
+      for (const [tokenHash, waiting] of batch) for (const w of waiting) w.resolve(found.get(tokenHash));
+    } catch (err) {
+      for (const waiting of batch.values()) for (const w of waiting) w.reject(err);
+    }
   }
 
   /** Writes the activity validation has recorded so far (the timer does it within a second). */

@@ -5,7 +5,8 @@
  * gap-free across reconnects because a stream resumes from its Last-Event-ID out of the
  * database (docs/decisions.md). Memory is bounded per stream in bytes (backlog_bytes), per
  * account and per address (StreamQuota), and a frame every stream receives alike is encoded
- * once and shared by their connections.
+ * once and shared by their connections. Streams are indexed by session, world, room and
+ * character, so an event costs what its audience costs, not what every open stream would.
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
@@ -44,6 +45,9 @@ export interface StreamCounters {
   endedByReason: Partial<Record<StreamEndReason, number>>;
 }
 
+/** How often the heartbeat timer looks for idle streams: a tenth of the interval, within these bounds. */
+const HEARTBEAT_TICK_MS = 1000;
+const HEARTBEAT_TICK_MIN_MS = 100;
 /** How often open streams' sessions are checked for expiry (and for ends the bus missed). */
 const SESSION_CHECK_MS = 1000;
 /** Session ids per liveness query, well under every driver's parameter limit. */
@@ -62,6 +66,8 @@ interface Stream {
   seq: number;
   /** The per-account and per-address place this stream holds. */
   ticket: StreamTicket;
+  /** When a frame was last written (Date.now()): a stream idle for the heartbeat interval gets a heartbeat. */
+  lastWriteAt: number;
   /** Live events arriving while the missed chat is being replayed. */
   pending: BusEvent[] | null;
   ended: boolean;
@@ -101,6 +107,29 @@ function chatFrame(row: ChatRow): string {
   return `id: ${row.id}\n${frameBody('chat', data)}`;
 }
 
+/** Streams by a key; a key whose last stream leaves is dropped. */
+class StreamIndex<K> {
+  private readonly map = new Map<K, Set<Stream>>();
+
+  add(key: K, stream: Stream): void {
+    let set = this.map.get(key);
+    if (!set) this.map.set(key, (set = new Set()));
+    set.add(stream);
+  }
+
+  remove(key: K, stream: Stream): void {
+    const set = this.map.get(key);
+    if (set?.delete(stream) && set.size === 0) this.map.delete(key);
+  }
+
+  get(key: K): ReadonlySet<Stream> {
+    return this.map.get(key) ?? EMPTY;
+  }
+}
+
+const EMPTY: ReadonlySet<Stream> = new Set();
+const roomKey = (worldId: string, roomId: string | null): string => `${worldId}\n${roomId ?? ''}`;
+
 export interface EventStreamDeps {
   bus: EventBus;
   quota: StreamQuota;
@@ -115,9 +144,19 @@ export interface EventStreamDeps {
 export class EventStreams {
   private readonly d: EventStreamDeps;
   private readonly streams = new Set<Stream>();
+  /** The same streams by session, world, room and character. */
+  private readonly bySession = new StreamIndex<number>();
+  private readonly byWorld = new StreamIndex<string>();
+  private readonly byRoom = new StreamIndex<string>();
+  private readonly byCharacter = new StreamIndex<number>();
   private readonly counters = { eventsSent: 0, endedByReason: {} as StreamCounters['endedByReason'] };
   private sessionCheck: NodeJS.Timeout | null = null;
-  /** One timer for every stream's heartbeat: a timer per stream would cost memory per idle connection. */
+  /**
+   * One timer for every stream's heartbeat (a timer per stream would cost memory per idle
+   * connection). It ticks every second (a tenth of shorter intervals) and writes to the streams
+   * idle for the interval, so the writes of thousands of streams spread over the interval
+   * instead of stalling the server at once.
+   */
   private heartbeat: NodeJS.Timeout | null = null;
   private checking = false;
   private stopped = false;
@@ -140,9 +179,11 @@ export class EventStreams {
     await this.d.bus.start();
     this.sessionCheck = setInterval(() => void this.checkSessions(), SESSION_CHECK_MS);
     this.sessionCheck.unref();
+    const intervalMs = this.d.config.heartbeatSeconds * 1000;
     this.heartbeat = setInterval(() => {
-      for (const stream of this.streams) this.write(stream, ': heartbeat\n\n');
-    }, this.d.config.heartbeatSeconds * 1000);
+      const idleSince = Date.now() - intervalMs;
+      for (const stream of this.streams) if (stream.lastWriteAt <= idleSince) this.write(stream, ': heartbeat\n\n');
+    }, Math.max(HEARTBEAT_TICK_MIN_MS, Math.min(HEARTBEAT_TICK_MS, intervalMs / 10)));
     this.heartbeat.unref();
   }
 
@@ -171,7 +212,7 @@ export class EventStreams {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
-    const own = [...this.streams].filter((s) => s.sessionId === sessionId);
+    const own = [...this.bySession.get(sessionId)];
     for (const old of own.slice(0, Math.max(0, own.length - this.d.config.streamsPerSession + 1))) this.end(old, 'replaced');
     const ticket = await this.d.quota.acquire(holder);
     if (ticket === 'account') throw new TooManyRequests(`open event streams for this account (at most ${this.d.config.streamsPerAccount})`, STREAM_LIMIT_RETRY_SECONDS);
@@ -183,6 +224,7 @@ export class EventStreams {
       chatCursor: 0,
       seq: 0,
       ticket,
+      lastWriteAt: Date.now(),
       pending: [],
       ended: false,
       missedChecks: 0,
@@ -190,7 +232,7 @@ export class EventStreams {
     // Registered before the replay is read, so nothing committed in between is missed. The
     // close listener comes right after, and fires at once for a client that hung up while the
     // request was being authenticated: such a stream must not stay registered with no socket.
-    this.streams.add(stream);
+    this.register(stream);
     sink.onClose(() => this.closed(stream));
     if (stream.ended) return;
     this.write(stream, `retry: 2000\n\n`);
@@ -229,9 +271,23 @@ export class EventStreams {
     if (!stream.ended) this.forget(stream);
   }
 
+  private register(stream: Stream): void {
+    const { player } = stream;
+    this.streams.add(stream);
+    this.bySession.add(stream.sessionId, stream);
+    this.byWorld.add(player.worldId, stream);
+    this.byRoom.add(roomKey(player.worldId, player.roomId), stream);
+    this.byCharacter.add(player.characterId, stream);
+  }
+
   private forget(stream: Stream): void {
+    const { player } = stream;
     stream.ended = true;
     this.streams.delete(stream);
+    this.bySession.remove(stream.sessionId, stream);
+    this.byWorld.remove(player.worldId, stream);
+    this.byRoom.remove(roomKey(player.worldId, player.roomId), stream);
+    this.byCharacter.remove(player.characterId, stream);
     stream.ticket.release();
   }
 
@@ -261,27 +317,47 @@ export class EventStreams {
    */
   private write(stream: Stream, chunk: Buffer | string): void {
     if (stream.ended) return;
+    stream.lastWriteAt = Date.now();
     stream.sink.write(chunk);
     if (stream.sink.buffered() > this.d.config.backlogBytes) this.end(stream, 'lagging');
   }
 
   private async dispatch(event: BusEvent): Promise<void> {
     if (event.type === 'session.ended') {
-      const ids = new Set(event.sessionIds);
-      for (const stream of [...this.streams]) if (ids.has(stream.sessionId)) this.end(stream, event.reason);
+      for (const id of event.sessionIds) for (const stream of [...this.bySession.get(id)]) this.end(stream, event.reason);
       return;
     }
     if (event.type === 'session.changed' || event.type === 'account.changed') return;
-    const targets = [...this.streams].filter((s) => event.type === 'reconnected' || s.player.worldId === event.worldId);
+    const targets = [...this.audience(event)];
     if (targets.length === 0) return;
     // Chat rows are read once for every stream of this instance, and each frame encoded once.
-    const rows = event.type === 'chat' ? await this.d.repo.messagesByIds(event.messageIds) : [];
+    const rows = event.type === 'chat' ? await this.d.game.chatRows(event.messageIds) : [];
     const frames = new SharedFrames();
     // Moves made while the bus was down were never told: where each character is now.
     const rooms = event.type === 'reconnected' ? await this.roomsOf(targets) : undefined;
     for (const stream of targets) {
       if (stream.pending) stream.pending.push(event);
       else await this.deliver(stream, event, rows, frames, rooms);
+    }
+  }
+
+  /** The streams that may see something of an event: those in its rooms, its world, or the mover's own. */
+  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' }>): Set<Stream> {
+    switch (event.type) {
+      case 'reconnected':
+        return new Set(this.streams);
+      case 'presence':
+        return new Set(this.byWorld.get(event.worldId));
+      case 'chat':
+        return new Set(event.roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(event.worldId, roomId))]));
+      case 'item':
+        return new Set(this.byRoom.get(roomKey(event.worldId, event.roomId)));
+      case 'move':
+        return new Set([
+          ...this.byCharacter.get(event.characterId),
+          ...(event.from === null ? [] : this.byRoom.get(roomKey(event.worldId, event.from))),
+          ...(event.to === null ? [] : this.byRoom.get(roomKey(event.worldId, event.to))),
+        ]);
     }
   }
 
@@ -295,7 +371,10 @@ export class EventStreams {
 
   /** Tells the stream its character is in `roomId` now, with the room's `look`. */
   private async sendRoom(stream: Stream, roomId: string | null): Promise<void> {
-    stream.player.roomId = roomId;
+    const me = stream.player;
+    if (!stream.ended) this.byRoom.remove(roomKey(me.worldId, me.roomId), stream);
+    me.roomId = roomId;
+    if (!stream.ended) this.byRoom.add(roomKey(me.worldId, me.roomId), stream);
     if (roomId === null) return;
     const look = await this.d.game.describeRoom(stream.player, roomId);
     this.send(stream, frameBody('room', { room_id: roomId, look } satisfies Schemas['RoomEvent']));
@@ -306,7 +385,7 @@ export class EventStreams {
     const me = stream.player;
     switch (event.type) {
       case 'chat': {
-        const rows = chatRows ?? (await this.d.repo.messagesByIds(event.messageIds));
+        const rows = chatRows ?? (await this.d.game.chatRows(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
           if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames.get(`chat ${row.id}`, () => chatFrame(row)));

@@ -27,6 +27,8 @@ const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e:
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;
 const NOT_IN_ROOM = 'You are not in a valid room.';
+/** Rows of chat this instance wrote that it keeps for its streams: far more than are ever in flight. */
+const WRITTEN_KEPT = 1000;
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 
 /** One message as GET /chat and the `chat` event show it. */
@@ -42,6 +44,10 @@ export class GameService {
   private readonly history: ChatHistory;
   private readonly state: GameStateCache;
 
+  /** Chat this instance wrote lately, by id, so its own event streams need not read it back (see chatRows). */
+  private readonly written = new Map<number, ChatRow>();
+  /** `who`'s lines per list of active names (see who). */
+  private readonly whoLines = new WeakMap<readonly string[], { text: string; ends: number[] }>();
   private readonly mechanics: ChatMechanics;
   private readonly commands: CommandTable;
 
@@ -199,10 +205,42 @@ export class GameService {
     };
   }
 
-  /** Stores chat, then announces it (by id: each stream reads it back with its own visibility). */
-  private async post(player: Player, messages: NewChatMessage[]): Promise<void> {
+  /**
+   * Stores chat, then announces it by id: other instances read the rows back, this one keeps
+   * them (`recipient` names a whisper's target).
+   */
+  private async post(player: Player, messages: NewChatMessage[], recipient: string | null = null): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
+    // Ids grow in the order the rows were inserted, whatever order RETURNING lists them in.
+    const ids = [...messageIds].sort((a, b) => a - b);
+    messages.forEach((m, i) => this.remember({
+      id: ids[i]!,
+      roomId: m.roomId,
+      senderId: m.characterId,
+      recipientId: m.recipientCharacterId,
+      sender: m.senderName,
+      text: m.message,
+      channel: m.channel,
+      recipient,
+      createdAt: m.createdAt,
+    }));
     await this.bus.publish({ type: 'chat', worldId: player.worldId, roomIds: [...new Set(messages.map((m) => m.roomId))], messageIds });
+  }
+
+  private remember(row: ChatRow): void {
+    this.written.set(row.id, row);
+    if (this.written.size > WRITTEN_KEPT) this.written.delete(this.written.keys().next().value!);
+  }
+
+  /**
+   * Chat rows by id, in id order, as the event streams deliver them: those this instance wrote
+   * lately from memory (a say in a busy world would otherwise cost a second query), the rest
+   * from the database.
+   */
+  async chatRows(ids: readonly number[]): Promise<ChatRow[]> {
+    const known = ids.map((id) => this.written.get(id));
+    if (known.every((row) => row !== undefined)) return [...(known as ChatRow[])].sort((a, b) => a.id - b.id);
+    return this.repo.messagesByIds(ids);
   }
 
   private async moved(player: Player, from: string | null, to: string | null, direction: Direction | null, cause: MoveCause): Promise<void> {
@@ -254,13 +292,28 @@ export class GameService {
     if (!active.some((a) => a.id === target.id)) return fail(`Player '${targetName}' is not online.`);
     if (target.roomId !== player.roomId) return fail(`Player '${targetName}' is not in this room.`);
     const escaped = escapeHtml(await this.mechanics.interact(player, 'whisper', text, target.id === player.characterId ? null : target.id));
-    await this.post(player, [this.message(player, player.roomId, 'whisper', `[WHISPER: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)]);
+    await this.post(player, [this.message(player, player.roomId, 'whisper', `[WHISPER: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)], target.name);
     return ok(`You whisper to ${target.name}: ${escaped}`);
   }
 
+  /**
+   * Every active player of the world but the caller, one line each. The lines of a list are
+   * joined once (with where each ends), and each caller's answer leaves its own line out: in a
+   * world of thousands, joining them per `who` was most of its cost.
+   */
   private async who(player: Player): Promise<string> {
-    const others = (await this.state.activeCharacters(player.worldId, this.clock())).filter((c) => c.id !== player.characterId);
-    return others.length === 0 ? 'No other players online.' : `Active players:\n${others.map((c) => ` - ${c.name}`).join('\n')}`;
+    const list = await this.state.activeCharacters(player.worldId, this.clock());
+    const names = this.state.namesOf(list);
+    let lines = this.whoLines.get(names);
+    if (!lines) {
+      const ends: number[] = [];
+      let text = '';
+      for (const name of names) ends.push((text += `\n - ${name}`).length);
+      this.whoLines.set(names, (lines = { text, ends }));
+    }
+    const me = list.findIndex((c) => c.id === player.characterId);
+    const others = me < 0 ? lines.text : lines.text.slice(0, me === 0 ? 0 : lines.ends[me - 1]) + lines.text.slice(lines.ends[me]);
+    return others === '' ? 'No other players online.' : `Active players:${others}`;
   }
 
   async status(player: Player): Promise<Schemas['GameStatus']> {

@@ -7,8 +7,11 @@
  * written piece by piece with other requests served in between, never built as one string,
  * and refused past `maxArtifactBytes`. Each publish then applies the retention: the newest
  * `maxArtifactsPerScope` artifacts per scope folder, and the `maxClientProfilesPerWorld` most
- * recently published client folders per world.
+ * recently published client folders per world. Instances sharing one exports root take turns
+ * (a lock per world in the database) from recording the run to the end of the retention, so
+ * none prunes what another has just written and latest.json names the last run recorded.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
@@ -68,13 +71,20 @@ const CLIENT_FOLDER = /^client(_|$)/;
 class TooLarge extends Error {}
 
 /**
- * Writes `value` as indented canonical JSON plus a newline, piece by piece, into a new
- * temporary sibling of `file` and returns its path (renaming it over `file` then never shows a
- * reader half a file). Throws TooLarge, leaving no file, past `maxBytes`.
+ * Where files are written before they are renamed into place: beside the world folders, so that
+ * no retention (another instance's included) removes a file while it is being written.
  */
-async function stage(file: string, value: unknown, maxBytes = Infinity): Promise<string> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+const STAGING = '.staging';
+
+/**
+ * Writes `value` as indented canonical JSON plus a newline, piece by piece, into a new temporary
+ * file under `root`'s staging folder and returns its path (renaming it over its destination
+ * then never shows a reader half a file). Throws TooLarge, leaving no file, past `maxBytes`.
+ */
+async function stage(root: string, name: string, value: unknown, maxBytes = Infinity): Promise<string> {
+  await mkdir(path.join(root, STAGING), { recursive: true });
+  // Unique across processes and hosts sharing the exports root.
+  const temp = path.join(root, STAGING, `${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   let bytes = 1; // the final newline
   try {
     const handle = await open(temp, 'w');
@@ -122,7 +132,7 @@ export class PublishService {
   private readonly maxArtifactBytes: number;
   private readonly maxArtifactsPerScope: number;
   private readonly maxClientProfilesPerWorld: number;
-  /** Files are written one publish at a time, so retention never removes one being written. */
+  /** This process's publishes write one at a time (other instances wait on the database lock). */
   private writes: Promise<unknown> = Promise.resolve();
 
   constructor(repo: PolicyRepository, policies: PolicyService, options: PublishOptions) {
@@ -256,13 +266,13 @@ export class PublishService {
   /**
    * Stages the artifact file within the size limit (nothing is recorded for one over it), then
    * records the run before the files appear, as the reference does, moves them into place and
-   * applies the retention.
+   * applies the retention, holding the world's publish lock from the run to the retention.
    */
   private async record(scope: Scope, manifest: Manifest, artifact: Record<string, unknown>, actor: string): Promise<Schemas['PublishResponse']> {
-    const { dir, artifactPath, latestPath } = this.paths(scope, manifest);
+    const { artifactPath } = this.paths(scope, manifest);
     let staged: string;
     try {
-      staged = await stage(this.absolute(artifactPath), artifact, this.maxArtifactBytes);
+      staged = await stage(this.exportsRoot, path.posix.basename(artifactPath), artifact, this.maxArtifactBytes);
     } catch (err) {
       if (!(err instanceof TooLarge)) throw writeError(err);
       throw policyError(
@@ -271,13 +281,18 @@ export class PublishService {
         `The publish artifact would be larger than this server's limit of ${this.maxArtifactBytes} bytes.`,
       );
     }
-    let runId: number;
     try {
-      runId = await this.repo.insertPublishRun({ worldId: scope.worldId, clientProfile: scope.clientProfile, actor, manifest, createdAt: manifest.generated_at });
-    } catch (err) {
+      const runId = await this.repo.exclusive(`policy-publish:${scope.worldId}`, () => this.place(scope, manifest, artifact, actor, staged));
+      return { publish_run_id: runId, manifest, artifact: this.artifactInfo(scope, manifest, artifact) };
+    } finally {
       await rm(staged, { force: true });
-      throw err;
     }
+  }
+
+  /** Records the run, moves the staged artifact into place, points latest.json at it and applies the retention; returns the run id. */
+  private async place(scope: Scope, manifest: Manifest, artifact: Record<string, unknown>, actor: string, staged: string): Promise<number> {
+    const { dir, artifactPath, latestPath } = this.paths(scope, manifest);
+    const runId = await this.repo.insertPublishRun({ worldId: scope.worldId, clientProfile: scope.clientProfile, actor, manifest, createdAt: manifest.generated_at });
     const latest = {
       policy_authority: 'mud_server',
       mirror_mode: 'non_authoritative',
@@ -293,15 +308,15 @@ export class PublishService {
       artifact_path: artifactPath,
     };
     try {
+      await mkdir(this.absolute(dir), { recursive: true });
       await rename(staged, this.absolute(artifactPath));
-      await rename(await stage(this.absolute(latestPath), latest), this.absolute(latestPath));
+      await rename(await stage(this.exportsRoot, 'latest.json', latest), this.absolute(latestPath));
       await this.pruneArtifacts(this.absolute(dir), path.posix.basename(artifactPath));
       await this.pruneClientFolders(path.dirname(this.absolute(dir)), path.posix.basename(dir));
     } catch (err) {
-      await rm(staged, { force: true });
       throw writeError(err);
     }
-    return { publish_run_id: runId, manifest, artifact: this.artifactInfo(scope, manifest, artifact) };
+    return runId;
   }
 
   /** Keeps the newest artifacts of a scope folder, `written` (the one latest.json names) always. */

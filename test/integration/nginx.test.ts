@@ -1,0 +1,200 @@
+/**
+ * The reference nginx configuration (deploy/nginx/mud-server.conf) in front of two instances on
+ * one PostgreSQL database (one of the test's own): players on different instances talk through
+ * the balancer, events stream unbuffered with heartbeats, the client address reaches the
+ * per-address limits, and when one instance is killed (SIGKILL) its players' streams reconnect
+ * through nginx to the other, and Last-Event-ID resume loses no chat.
+ *
+ * nginx runs as a child of the test with its own prefix, configuration, pid, logs and temp paths
+ * in a temporary folder, on an ephemeral port. Without nginx (Debian's package, /usr/sbin/nginx,
+ * or the binary MUD_NGINX names) the test is skipped with a message, and fails under CI.
+ */
+import { describe, it, before, after } from 'mocha';
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { freePort } from '../helpers/free-port.ts';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cli-server.ts';
+import { openStream, type SseStream } from '../helpers/sse.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { uniqueName } from '../helpers/players.ts';
+
+const NGINX = process.env.MUD_NGINX ?? '/usr/sbin/nginx';
+const REFERENCE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'nginx', 'mud-server.conf');
+
+/** The reference configuration with this test's instances and port, inside an http block of its own paths. */
+function nginxConf(dir: string, port: number, instances: number[]): string {
+  let snippet = readFileSync(REFERENCE, 'utf8');
+  const replace = (from: string, to: string): void => {
+    if (!snippet.includes(from)) throw new Error(`deploy/nginx/mud-server.conf no longer has '${from}'`);
+    snippet = snippet.replace(from, to);
+  };
+  replace('server 127.0.0.1:8001', `server 127.0.0.1:${instances[0]}`);
+  replace('server 127.0.0.1:8002', `server 127.0.0.1:${instances[1]}`);
+  // The test also learns which instance answered.
+  replace('listen 8000;', `listen 127.0.0.1:${port};\n    add_header X-Upstream-Addr $upstream_addr always;`);
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => {
+    const folder = path.join(dir, name);
+    mkdirSync(folder);
+    // nginx's workers drop root for an unprivileged user, who must be able to write here.
+    chmodSync(folder, 0o777);
+    return `  ${name}_temp_path ${folder};`;
+  });
+  return `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n${temp.join('\n')}\n${snippet}\n}\n`;
+}
+
+interface Reply {
+  status: number;
+  body: any;
+}
+
+/** A JSON request through the balancer from a client address of the test's choosing (127.0.0.0/8). */
+function call(baseUrl: string, method: string, urlPath: string, body?: unknown, from = '127.0.0.1'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(new URL(urlPath, baseUrl), { method, agent: false, localAddress: from, headers: payload ? { 'content-type': 'application/json' } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', function () {
+  // Two servers, nginx and a killed instance's streams moving over: seconds on a busy machine.
+  this.timeout(90_000);
+  let db: { url: string; drop: () => Promise<void> } | undefined;
+  const instances: CliServer[] = [];
+  const ports: number[] = [];
+  let nginx: ChildProcess | undefined;
+  let dir = '';
+  let url = '';
+  const streams: SseStream[] = [];
+
+  before(async function () {
+    if (!usePostgres) {
+      console.log('      (skipped: two instances need PostgreSQL; runs with MUD_TEST_DB=postgres)');
+      this.skip();
+    }
+    if (!existsSync(NGINX)) {
+      if (process.env.CI) throw new Error(`nginx not found at ${NGINX}; CI installs Debian's nginx`);
+      console.log(`      (skipped: nginx not found at ${NGINX}; apt-get install nginx, or set MUD_NGINX)`);
+      this.skip();
+    }
+    db = await throwAwayDatabase();
+    const env = {
+      DATABASE_URL: db.url,
+      MUD_LOG_LEVEL: 'info',
+      MUD_SERVER_TRUST_PROXY: 'loopback',
+      MUD_EVENTS_HEARTBEAT_SECONDS: '1',
+      MUD_RATE_LIMIT_ENABLED: 'true',
+      MUD_RATE_LIMIT_LOGIN_PER_ADDRESS: '3',
+    };
+    // One after the other: the first applies the migrations.
+    for (let i = 0; i < 2; i++) {
+      const server = startCliServer(['serve'], env);
+      instances.push(server);
+      ports.push(Number(new URL(String((await server.waitFor((l) => l.message === 'Server listening', 60_000)).url)).port));
+    }
+    dir = mkdtempSync(path.join(tmpdir(), 'mud-nginx-'));
+    chmodSync(dir, 0o755);
+    const port = await freePort();
+    writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, ports));
+    nginx = spawn(NGINX, ['-p', `${dir}/`, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const reply = await call(url, 'GET', '/health').catch(() => null);
+      if (reply?.status === 200) break;
+      if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not answer: ${existsSync(path.join(dir, 'error.log')) ? readFileSync(path.join(dir, 'error.log'), 'utf8') : ''}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+
+  after(async () => {
+    for (const stream of streams) stream.close();
+    nginx?.kill('SIGTERM');
+    for (const server of instances) server.kill();
+    await db?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A guest with a character, logged in and playing, all through nginx from its own client address. */
+  async function player(first: string, from: string): Promise<{ name: string; sid: string }> {
+    const name = uniqueName(first);
+    const guest = await call(url, 'POST', '/register-guest', { password: GOOD_PASSWORD, password_confirm: GOOD_PASSWORD, character_name: name }, from);
+    expect(guest.status, JSON.stringify(guest.body)).to.equal(200);
+    const login = await call(url, 'POST', '/login', { username: guest.body.username, password: GOOD_PASSWORD }, from);
+    expect(login.status, JSON.stringify(login.body)).to.equal(200);
+    const select = await call(url, 'POST', '/characters/select', { session_id: login.body.session_id, character_id: guest.body.character_id }, from);
+    expect(select.status, JSON.stringify(select.body)).to.equal(200);
+    return { name, sid: login.body.session_id };
+  }
+
+  const say = async (sid: string, text: string): Promise<void> => {
+    const reply = await call(url, 'POST', '/command', { session_id: sid, command: `say ${text}` });
+    expect(reply.status, JSON.stringify(reply.body)).to.equal(200);
+  };
+
+  /** Opens a stream through nginx, retrying until it lands on the instance at `port` (round robin alternates). */
+  async function streamOn(sid: string, port: number, headers: Record<string, string> = {}): Promise<SseStream> {
+    for (let i = 0; i < 10; i++) {
+      const stream = await openStream(`${url}/events/${sid}`, headers);
+      expect(stream.status).to.equal(200);
+      if (stream.headers.get('x-upstream-addr') === `127.0.0.1:${port}`) {
+        streams.push(stream);
+        return stream;
+      }
+      stream.close();
+    }
+    throw new Error(`no stream reached 127.0.0.1:${port}`);
+  }
+
+  it('passes the client address on: the per-address login limit counts each client, not the proxy', async () => {
+    for (let i = 0; i < 3; i++) expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.9')).status).to.equal(401);
+    expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.9')).status).to.equal(429);
+    expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.10')).status).to.equal(401);
+  });
+
+  it('players on different instances hear each other live, with heartbeats, through the balancer; when one instance is killed its player resumes on the other with no chat lost', async () => {
+    const anna = await player('Anna', '127.0.0.2');
+    const bert = await player('Bert', '127.0.0.3');
+    const annaStream = await streamOn(anna.sid, ports[0]!);
+    let bertStream = await streamOn(bert.sid, ports[1]!);
+    await say(anna.sid, 'hello from the first instance');
+    expect((await bertStream.nextOf('chat', 10_000)).data.text).to.equal('hello from the first instance');
+    // A speaker's stream shows its own say too.
+    expect((await annaStream.nextOf('chat', 10_000)).data.text).to.equal('hello from the first instance');
+    await say(bert.sid, 'and from the second');
+    expect((await annaStream.nextOf('chat', 10_000)).data.text).to.equal('and from the second');
+    // The last message Bert has seen.
+    const lastSeen = await bertStream.nextOf('chat', 10_000);
+    expect(lastSeen.data.text).to.equal('and from the second');
+    // Unbuffered: idle heartbeats (1 s here) come through too.
+    const beats = bertStream.heartbeats;
+    await bertStream.quiet(2500);
+    expect(bertStream.heartbeats).to.be.greaterThan(beats);
+
+    // Bert's instance dies; what Anna says meanwhile must reach Bert when he reconnects.
+    instances[1]!.kill();
+    await instances[1]!.exited;
+    for (let i = 0; i < 50 && !bertStream.done; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(bertStream.done, 'the killed instance\'s stream ends').to.equal(true);
+    await say(anna.sid, 'while you were away');
+    await say(anna.sid, 'still here?');
+    bertStream = await streamOn(bert.sid, ports[0]!, { 'Last-Event-ID': lastSeen.id! });
+    const missed = [(await bertStream.nextOf('chat', 10_000)).data.text, (await bertStream.nextOf('chat', 10_000)).data.text];
+    expect(missed).to.deep.equal(['while you were away', 'still here?']);
+    // Live again, on the surviving instance.
+    await say(anna.sid, 'welcome back');
+    const live = await bertStream.nextOf('chat', 10_000);
+    expect(live.data.text).to.equal('welcome back');
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Abuse limits hold across instances: two servers on one database count wrong passwords,
+ * per-address logins and commands together, in the database (PostgreSQL) or in Redis
+ * (`[limits] redis_url`), so a balancer in front of N instances gives no one N times the
+ * allowance. Redis is the one at MUD_TEST_REDIS_URL (default redis://127.0.0.1:6379): without it
+ * its tests are skipped with a message, and fail under CI.
+ */
+import { describe, it, before, after } from 'mocha';
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
+import { createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { newPlayer } from '../helpers/players.ts';
+
+const REDIS_URL = process.env.MUD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const WRONG_PASSWORD = 'Wrong-Lantern-42';
+const LIMITS = {
+  MUD_RATE_LIMIT_ENABLED: 'true',
+  MUD_RATE_LIMIT_LOGIN_PER_USERNAME: '4',
+  MUD_RATE_LIMIT_LOGIN_PER_ADDRESS: '6',
+  MUD_RATE_LIMIT_COMMAND_PER_SESSION: '5',
+  // Each test logs in from an address of its own, named by X-Forwarded-For.
+  MUD_SERVER_TRUST_PROXY: 'loopback',
+};
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port || 6379) });
+    socket.setTimeout(1000);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}
+
+let addresses = 0;
+const newAddress = (): Record<string, string> => ({ 'X-Forwarded-For': `203.0.113.${++addresses}` });
+
+function expectLimited(res: HttpResponse): void {
+  expect(res.status, res.text).to.equal(429);
+  expect(Number(res.headers.get('retry-after'))).to.be.within(1, 60);
+}
+
+/** The same checks for each shared store: `servers()` gives two instances on one database. */
+function sharedLimits(servers: () => [TestServer, TestServer]): void {
+  it('wrong passwords spread over both instances hit the per-account limit at the configured count, not twice it', async () => {
+    const [one, two] = servers();
+    const name = `shared${randomBytes(3).toString('hex')}`;
+    await createUser(one, name, 'player');
+    for (let i = 0; i < 4; i++) {
+      const res = await [one, two][i % 2]!.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress());
+      expect(res.status, `failure ${i + 1}: ${res.text}`).to.equal(401);
+    }
+    expectLimited(await two.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress()));
+    expectLimited(await one.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress()));
+    // The owner still gets in, on either instance.
+    expect((await two.post('/login', { username: name, password: GOOD_PASSWORD }, newAddress())).status).to.equal(200);
+  });
+
+  it('logins from one address spread over both instances hit the per-address limit at the configured count', async () => {
+    const [one, two] = servers();
+    const name = `addr${randomBytes(3).toString('hex')}`;
+    await createUser(one, name, 'player');
+    const from = newAddress();
+    for (let i = 0; i < 6; i++) {
+      const res = await [one, two][i % 2]!.post('/login', { username: name, password: GOOD_PASSWORD }, from);
+      expect(res.status, `login ${i + 1}: ${res.text}`).to.equal(200);
+    }
+    expectLimited(await one.post('/login', { username: name, password: GOOD_PASSWORD }, from));
+    expectLimited(await two.post('/login', { username: name, password: GOOD_PASSWORD }, from));
+    // Another address is not affected.
+    expect((await two.post('/login', { username: name, password: GOOD_PASSWORD }, newAddress())).status).to.equal(200);
+  });
+
+  it('commands of one session spread over both instances hit the command limit at the configured count', async () => {
+    const [one, two] = servers();
+    const player = await newPlayer(one, 'Throttle');
+    for (let i = 0; i < 5; i++) {
+      const res = await [one, two][i % 2]!.post('/command', { session_id: player.sessionId, command: 'look' });
+      expect(res.status, `command ${i + 1}: ${res.text}`).to.equal(200);
+    }
+    expectLimited(await one.post('/command', { session_id: player.sessionId, command: 'look' }));
+    expectLimited(await two.post('/command', { session_id: player.sessionId, command: 'look' }));
+  });
+}
+
+function twoInstances(env: () => Record<string, string>): () => [TestServer, TestServer] {
+  let one: TestServer | undefined;
+  let two: TestServer | undefined;
+  before(async function () {
+    one = await startTestServer({ env: { ...LIMITS, ...env() } });
+    two = await startTestServer({ env: { ...LIMITS, ...env() }, shareDatabaseWith: one, clock: one.clock });
+  });
+  after(async () => {
+    await two?.close();
+    await one?.close();
+  });
+  return () => [one!, two!];
+}
+
+describe('limits shared by two instances', () => {
+  (usePostgres ? describe : describe.skip)('in the database (PostgreSQL)', () => {
+    const servers = twoInstances(() => ({}));
+    sharedLimits(servers);
+
+    it('keeps the counts in limit_windows and prunes the windows that ended', async () => {
+      const [one] = servers();
+      const rows = await one.db('limit_windows').select('key');
+      expect(rows.map((r) => String(r.key))).to.include.members(['login-address:203.0.113.1']);
+      one.clock.advance(61_000);
+      const task = one.services.maintenanceTasks.find((t) => t.name === 'limit-windows')!;
+      expect(await task.run()).to.be.greaterThan(0);
+      expect(await one.db('limit_windows').where('key', 'like', 'login-address:%').count({ n: '*' }).first()).to.satisfy((r: { n: unknown }) => Number(r.n) === 0);
+    });
+  });
+
+  describe('in Redis ([limits] redis_url)', () => {
+    let available = false;
+    const prefix = `mud-test-${randomBytes(6).toString('hex')}:`;
+    before(async function () {
+      available = await reachable(REDIS_URL);
+      if (available) return;
+      if (process.env.CI) throw new Error(`Redis does not answer at ${REDIS_URL}; CI needs it`);
+      console.log(`      (skipped: Redis does not answer at ${REDIS_URL}; set MUD_TEST_REDIS_URL)`);
+      this.skip();
+    });
+    const servers = twoInstances(() => ({ MUD_LIMITS_REDIS_URL: REDIS_URL, MUD_LIMITS_REDIS_PREFIX: prefix }));
+    sharedLimits(servers);
+
+    it('counts in each instance\'s memory while Redis does not answer, and says so', async () => {
+      const closed = await startTestServer({ env: { ...LIMITS, MUD_LIMITS_REDIS_URL: 'redis://127.0.0.1:1' } });
+      try {
+        const name = `fallback${randomBytes(3).toString('hex')}`;
+        await createUser(closed, name, 'player');
+        for (let i = 0; i < 4; i++) expect((await closed.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress())).status).to.equal(401);
+        expectLimited(await closed.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress()));
+        expect(closed.logs.entries.some((e) => e.level === 'warn' && /Redis unreachable/.test(String(e.message)))).to.equal(true);
+      } finally {
+        await closed.close();
+      }
+    });
+  });
+});
