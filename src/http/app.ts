@@ -76,7 +76,7 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(normalizeCaseInsensitiveFields);
   app.use(contractValidator(contract, config.server.validateResponses));
 
-  const limits = createRateLimits(config.rateLimit);
+  const limits = createRateLimits(services.rateLimits);
   // First: the routes every client calls every second pass no other router's layers.
   app.use(gameRouter(services.sessions, services.game, services.streams, limits));
   app.use(publicRouter(services.health, version));

@@ -46,6 +46,7 @@ import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
 import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-bus.ts';
 import { EventStreams } from './game/event-streams.ts';
+import { createRateLimits, type RateLimits } from './rate-limits.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -63,6 +64,7 @@ export interface Services {
   policyRepository: PolicyRepository;
   characters: CharacterService;
   entry: EntryService;
+  worldAccess: WorldAccessService;
   game: GameService;
   streams: EventStreams;
   /** The event bus the streams and the caches listen to. */
@@ -71,6 +73,8 @@ export interface Services {
   llm: LlmCommandService;
   ledger: LedgerService;
   maintenanceTasks: PeriodicTask[];
+  /** The abuse limits every front door (HTTP, telnet) counts into. */
+  rateLimits: RateLimits;
   conditionAxis: ConditionAxisService;
   /** The upstream entity-state client's counters (shared by character creation and condition-axis); null in builtin mode. */
   entityStateCounters(): EntityStateCounters | null;
@@ -193,6 +197,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       allowMultiWorldCharacters: config.worlds.allowMultiWorldCharacters,
     }),
     worlds,
+    worldAccess,
     worldRepository,
     policyRepository,
     policies,
@@ -212,6 +217,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       generator: entityClient ? { generate: (seed) => entityClient.generate(seed) } : builtinEntities,
       clock,
     }),
+    rateLimits: createRateLimits(config.rateLimit),
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },

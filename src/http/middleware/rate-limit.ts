@@ -1,37 +1,32 @@
 /**
- * Abuse limits per client address for login, registration and password change, one per
- * requested username for registration, and a play throttle on game commands per session; each
- * with its own config key. Failed passwords are counted per account by the account service
- * (failed-attempts.ts), which alone knows whether a name is an account. Counters live in this
- * process, so with several instances each enforces its own share.
+ * The HTTP side of the abuse limits (src/services/rate-limits.ts): login, registration and
+ * password change per client address, registration per requested username, and the play
+ * throttle on game commands per session. Each middleware counts into the service's counter,
+ * which the telnet door shares, and answers 429 with `Retry-After` and the draft-8 `RateLimit`
+ * headers.
  */
 import type { Request, RequestHandler } from 'express';
-import { rateLimit, ipKeyGenerator } from 'express-rate-limit';
-import type { Config } from '../../config/config.ts';
-import { TooManyRequests } from '../../services/errors.ts';
+import { rateLimit } from 'express-rate-limit';
+import { addressKey, usernameKey, type AttemptLimit, type RateLimits as Limits } from '../../services/rate-limits.ts';
 import { sessionOf } from './auth.ts';
 
-type Limits = Config['rateLimit'];
-
-function limiter(config: Limits, limit: number, key: (req: Request) => string, windowSeconds = config.windowSeconds, what = 'attempts'): RequestHandler {
+function limiter(limit: AttemptLimit, key: (req: Request) => string): RequestHandler {
   return rateLimit({
-    windowMs: windowSeconds * 1000,
-    limit,
+    windowMs: limit.windowMs,
+    limit: limit.limit,
+    store: limit.store,
     keyGenerator: (req, res) => key(Object.assign(req, { res })),
-    skip: () => !config.enabled,
+    skip: () => !limit.enabled,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     handler: (req, _res, next) => {
-      const resetTime = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now()) - Date.now()) / 1000));
-      next(new TooManyRequests(what, seconds));
+      next(limit.exceeded((req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime));
     },
   });
 }
 
-const byAddress = (req: Request): string => ipKeyGenerator(req.ip ?? 'unknown');
-const byBodyUsername = (req: Request): string => String((req.body as { username?: unknown })?.username ?? '').trim().toLowerCase();
-// The row id, not the token: counters keyed by a secret would keep it in memory.
+const byAddress = (req: Request): string => addressKey(req.ip ?? 'unknown');
+const byBodyUsername = (req: Request): string => usernameKey(String((req.body as { username?: unknown })?.username ?? ''));
 const bySession = (req: Request): string => String(sessionOf(req.res!).id);
 
 export interface RateLimits {
@@ -43,12 +38,12 @@ export interface RateLimits {
   commandBySession: RequestHandler;
 }
 
-export function createRateLimits(config: Limits): RateLimits {
+export function createRateLimits(limits: Limits): RateLimits {
   return {
-    loginByAddress: limiter(config, config.loginPerAddress, byAddress),
-    registerByAddress: limiter(config, config.registerPerAddress, byAddress),
-    registerByUsername: limiter(config, config.registerPerUsername, byBodyUsername),
-    changePasswordByAddress: limiter(config, config.changePasswordPerAddress, byAddress),
-    commandBySession: limiter(config, config.commandPerSession, bySession, config.commandWindowSeconds, 'commands'),
+    loginByAddress: limiter(limits.loginByAddress, byAddress),
+    registerByAddress: limiter(limits.registerByAddress, byAddress),
+    registerByUsername: limiter(limits.registerByUsername, byBodyUsername),
+    changePasswordByAddress: limiter(limits.changePasswordByAddress, byAddress),
+    commandBySession: limiter(limits.commandBySession, bySession),
   };
 }
