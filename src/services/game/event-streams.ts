@@ -1,9 +1,9 @@
 /**
- * Live play: the server-sent event streams of this instance (GET /events). Each stream follows
- * one session's character; bus events (published after their writes commit, by any instance)
- * become the events that character would see. Live delivery is at most once; chat is
- * gap-free across reconnects because a stream resumes from its Last-Event-ID out of the
- * database (docs/decisions.md).
+ * Live play: the event streams of this instance, the server-sent ones of GET /events and the
+ * feeds of the telnet door. Each stream follows one session's character; bus events (published
+ * after their writes commit, by any instance) become the events that character would see. Live
+ * delivery is at most once; chat is gap-free across reconnects because a stream resumes from
+ * its Last-Event-ID out of the database (docs/decisions.md).
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
@@ -29,6 +29,14 @@ export interface StreamSink {
 
 export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' | 'room' | 'end';
 
+/**
+ * A stream's other kind of subscriber (the telnet door): it takes each event as its name and
+ * data instead of SSE text, and minds its own connection (no heartbeat, no queue here).
+ */
+export interface EventListener {
+  event(name: StreamEventName, data: object): void;
+}
+
 /** Counters for /metrics, owned here and read at scrape time. */
 export interface StreamCounters {
   open: number;
@@ -46,7 +54,9 @@ const MAX_MESSAGE_ID = 2_147_483_647;
 interface Stream {
   sessionId: number;
   player: Player;
-  sink: StreamSink;
+  /** Exactly one of the two: SSE frames go to `sink`, events to `listener`. */
+  sink: StreamSink | null;
+  listener: EventListener | null;
   /** Last chat message id delivered (or the resume point): the first part of every event id. */
   chatCursor: number;
   seq: number;
@@ -131,6 +141,18 @@ export class EventStreams {
    * since `resumeAfter` comes first, then live events.
    */
   async open(sessionId: number, player: Player, resumeAfter: number | null, sink: StreamSink): Promise<void> {
+    const stream = this.add(sessionId, player, sink, null);
+    sink.onDrain(() => this.drain(stream));
+    this.write(stream, `retry: 2000\n\n`);
+    await this.begin(stream, resumeAfter);
+  }
+
+  /** Opens a stream that hands its events to `listener` (the telnet door), live from now; the same limits as `open`. */
+  async listen(sessionId: number, player: Player, listener: EventListener): Promise<void> {
+    await this.begin(this.add(sessionId, player, null, listener), null);
+  }
+
+  private add(sessionId: number, player: Player, sink: StreamSink | null, listener: EventListener | null): Stream {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
@@ -140,6 +162,7 @@ export class EventStreams {
       sessionId,
       player: { ...player },
       sink,
+      listener,
       chatCursor: 0,
       seq: 0,
       queue: [],
@@ -148,10 +171,14 @@ export class EventStreams {
       ended: false,
       missedChecks: 0,
     };
-    sink.onDrain(() => this.drain(stream));
     // Registered before the replay is read, so nothing committed in between is missed.
     this.streams.add(stream);
-    this.write(stream, `retry: 2000\n\n`);
+    return stream;
+  }
+
+  /** The chat missed since `resumeAfter` (none without it), then the live events that came meanwhile. */
+  private async begin(stream: Stream, resumeAfter: number | null): Promise<void> {
+    const player = stream.player;
     if (resumeAfter === null) {
       stream.chatCursor = await this.d.repo.lastMessageId();
     } else {
@@ -172,20 +199,25 @@ export class EventStreams {
     stream.ended = true;
     this.streams.delete(stream);
     this.counters.endedByReason[reason] = (this.counters.endedByReason[reason] ?? 0) + 1;
+    // Only SSE streams queue, so only they lag.
     if (reason === 'lagging') {
-      stream.sink.close(true);
+      stream.sink!.close(true);
       return;
     }
     const data: Schemas['EndEvent'] = { reason };
-    stream.sink.write(this.frame(stream, 'end', data));
     this.counters.eventsSent++;
-    stream.sink.close(stream.blocked);
+    if (stream.listener) {
+      stream.listener.event('end', data);
+      return;
+    }
+    stream.sink!.write(this.frame(stream, 'end', data));
+    stream.sink!.close(stream.blocked);
   }
 
-  /** The client went away. */
-  closed(sink: StreamSink): void {
+  /** The client went away (its sink, or the listener it listened with). */
+  closed(subscriber: StreamSink | EventListener): void {
     for (const stream of this.streams) {
-      if (stream.sink !== sink) continue;
+      if (stream.sink !== subscriber && stream.listener !== subscriber) continue;
       stream.ended = true;
       this.streams.delete(stream);
     }
@@ -196,22 +228,24 @@ export class EventStreams {
     return `id: ${eventId}\nevent: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
   }
 
-  private send(stream: Stream, name: StreamEventName, data: object): void {
-    this.write(stream, this.frame(stream, name, data));
+  private send(stream: Stream, name: StreamEventName, data: object, id?: number): void {
+    if (stream.listener) {
+      if (!stream.ended) stream.listener.event(name, data);
+    } else {
+      this.write(stream, this.frame(stream, name, data, id));
+    }
     this.counters.eventsSent++;
   }
 
   private sendChat(stream: Stream, row: ChatRow): void {
     if (row.id <= stream.chatCursor) return;
     stream.chatCursor = row.id;
-    const data: Schemas['ChatEvent'] = chatMessage(row);
-    this.write(stream, this.frame(stream, 'chat', data, row.id));
-    this.counters.eventsSent++;
+    this.send(stream, 'chat', chatMessage(row) satisfies Schemas['ChatEvent'], row.id);
   }
 
   /** Writes now, or queues while the connection is full; a queue past its limit ends the stream (lagging). */
   private write(stream: Stream, frame: string): void {
-    if (stream.ended) return;
+    if (stream.ended || !stream.sink) return;
     if (stream.blocked) {
       stream.queue.push(frame);
       if (stream.queue.length > this.d.config.queueLimit) this.end(stream, 'lagging');
@@ -223,7 +257,7 @@ export class EventStreams {
   private drain(stream: Stream): void {
     stream.blocked = false;
     while (!stream.ended && !stream.blocked && stream.queue.length > 0) {
-      if (!stream.sink.write(stream.queue.shift()!)) stream.blocked = true;
+      if (!stream.sink!.write(stream.queue.shift()!)) stream.blocked = true;
     }
   }
 
