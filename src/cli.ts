@@ -21,7 +21,8 @@ const HELP = `Usage: mud-server <command>
 
 Commands:
   serve                                Apply migrations, load worlds and serve the HTTP API
-                                       (MUD_HOST:MUD_PORT)
+                                       (MUD_HOST:MUD_PORT), and the telnet door for MUD
+                                       clients when [telnet] enabled is true
   migrate                              Apply pending database migrations and exit
   create-superuser                     Create a superuser: prompts on a terminal, otherwise
                                        reads MUD_ADMIN_USER and MUD_ADMIN_PASSWORD
