@@ -92,12 +92,12 @@ export class TelnetServer {
 
   async start(): Promise<TelnetAddresses> {
     const { config, tls: credentials } = this.o;
-    const plain = createPlainServer((socket) => this.accept(socket));
+    const plain = createPlainServer((socket) => this.accept(socket, false));
     this.servers.push(plain);
     const port = await listen(plain, config.port, config.host);
     let tlsPort: number | null = null;
     if (credentials) {
-      const tls = createTlsServer({ ...credentials, minVersion: 'TLSv1.2' }, (socket) => this.accept(socket));
+      const tls = createTlsServer({ ...credentials, minVersion: 'TLSv1.2' }, (socket) => this.accept(socket, true));
       tls.on('tlsClientError', (err) => this.o.logger.debug('Telnet TLS handshake failed', { error: err.message }));
       this.servers.push(tls);
       tlsPort = await listen(tls, config.tlsPort, config.tlsHost || config.host);
@@ -110,26 +110,29 @@ export class TelnetServer {
     return this.connections.size;
   }
 
-  private accept(socket: Socket): void {
+  private accept(socket: Socket, tls: boolean): void {
     const address = addressKey(socket.remoteAddress ?? 'unknown');
-    const { config } = this.o;
+    const { config, logger } = this.o;
     const refusal = this.stopping
-      ? 'The server is shutting down.'
+      ? { reason: 'shutdown', text: 'The server is shutting down.' }
       : this.connections.size >= config.maxConnections
-        ? 'The server is full; try again later.'
+        ? { reason: 'max_connections', text: 'The server is full; try again later.' }
         : (this.perAddress.get(address) ?? 0) >= config.maxConnectionsPerAddress
-          ? 'Too many connections from your address; close one and try again.'
+          ? { reason: 'max_connections_per_address', text: 'Too many connections from your address; close one and try again.' }
           : null;
     if (refusal) {
+      logger.warn('Telnet connection refused', { reason: refusal.reason, open: this.connections.size });
       socket.on('error', () => undefined);
-      socket.end(`${refusal}\r\n`);
+      socket.end(`${refusal.text}\r\n`);
       return;
     }
+    const opened = Date.now();
     const connection = new TelnetConnection(socket, { services: this.o.services, config, logger: this.o.logger, version: this.o.version, address });
     this.connections.add(connection);
     this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
       this.connections.delete(connection);
+      logger.info('Telnet connection closed', { tls, duration_ms: Date.now() - opened, open: this.connections.size });
       const released = connection.finished();
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
@@ -137,6 +140,7 @@ export class TelnetServer {
       if (left > 0) this.perAddress.set(address, left);
       else this.perAddress.delete(address);
     });
+    logger.info('Telnet connection', { tls, open: this.connections.size });
     connection.start();
   }
 
