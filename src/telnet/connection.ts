@@ -168,7 +168,7 @@ export class TelnetConnection {
       subnegotiation: (option, data) => this.subnegotiation(option, data),
     });
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.parser.feed(chunk));
+    socket.on('data', (chunk: Buffer) => this.guarded('input', () => this.parser.feed(chunk)));
     socket.on('error', (err) => this.c.logger.debug('Telnet connection error', { error: err.message }));
     socket.on('close', () => this.close());
   }
@@ -399,7 +399,21 @@ export class TelnetConnection {
 
   private onEvent(name: StreamEventName, data: object): void {
     if (this.closed || !this.player) return;
-    EVENTS[name](this, data);
+    this.guarded('event', () => EVENTS[name](this, data));
+  }
+
+  /**
+   * Runs what a client's bytes or the event stream set off outside the line loop: a fault there
+   * closes this connection, never the server (an uncaught error in a socket handler would), nor
+   * stops an event on its way to the other streams.
+   */
+  private guarded(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      this.c.logger.error(`Telnet ${what} failed`, { error: (err as Error).message, stack: (err as Error).stack });
+      this.close('Something went wrong on the server.');
+    }
   }
 
   /** Chat: others' messages as lines; every message (the player's own too) as GMCP for chat windows. */
@@ -568,6 +582,8 @@ export class TelnetConnection {
    * bit turns colours off, unless the player chose.
    */
   private terminalType(name: string): void {
+    // Answers nobody asked for are ignored: a client cannot make the list grow.
+    if (this.terminalTypes.length >= TTYPE_ROUNDS) return;
     const previous = this.terminalTypes.at(-1);
     this.terminalTypes.push(name);
     const mtts = /^MTTS (\d+)$/i.exec(name);
