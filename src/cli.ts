@@ -24,10 +24,11 @@ const HELP = `Usage: mud-server <command>
 
 Commands:
   serve [--workers N]                  Apply migrations, load worlds and serve the HTTP API
-                                       (MUD_HOST:MUD_PORT); with N worker processes behind
-                                       the one port (0: one per core; PostgreSQL only).
-                                       SIGTERM stops gracefully, SIGHUP replaces the workers
-                                       one at a time
+                                       (MUD_HOST:MUD_PORT), and the telnet door for MUD
+                                       clients when [telnet] enabled is true; with N worker
+                                       processes behind the one port (0: one per core;
+                                       PostgreSQL only). SIGTERM stops gracefully, SIGHUP
+                                       replaces the workers one at a time
   migrate                              Apply pending database migrations and exit
   create-superuser                     Create a superuser: prompts on a terminal, otherwise
                                        reads MUD_ADMIN_USER and MUD_ADMIN_PASSWORD

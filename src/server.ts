@@ -17,6 +17,7 @@ import { importWorldPolicies } from './services/policy/world-policies.ts';
 import { createApp } from './http/app.ts';
 import { loadContract } from './http/openapi.ts';
 import { VERSION } from './version.ts';
+import { TelnetServer, tlsCredentials, type TelnetAddresses } from './telnet/server.ts';
 
 export interface ServerOptions {
   config: Config;
@@ -33,6 +34,8 @@ export interface RunningServer {
   port: number;
   db: Db;
   services: Services;
+  /** The telnet door's ports, when it is enabled. */
+  telnet: TelnetAddresses | null;
   /** Graceful stop; safe to call more than once. */
   stop(): Promise<void>;
   /** Resolves once the server has stopped, whoever started the stop (signal or admin route). */
@@ -112,10 +115,13 @@ export async function prepareOnce(config: Config, logger: Logger, env: NodeJS.Pr
 export async function startServer({ config, logger, clock = systemClock, dbSchema, env = process.env }: ServerOptions): Promise<RunningServer> {
   // Worlds first: a broken package stops start-up before the database is touched.
   const worlds = await loadWorlds(config);
+  const telnetTls = tlsCredentials(config.telnet);
   const contract = loadContract();
   const db = await openMigratedDatabase(config, logger, dbSchema);
   const services = buildServices(db, config, clock, worlds, VERSION, logger);
   let maintenance: Maintenance | undefined;
+  let telnet: TelnetServer | null = null;
+  let telnetAddresses: TelnetAddresses | null = null;
   let httpServer: Server;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => {
@@ -134,9 +140,14 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       services,
       requestStop: () => void stop(),
     });
+    if (config.telnet.enabled) {
+      telnet = new TelnetServer({ services, bus: services.events, config: config.telnet, tls: telnetTls, logger, version: VERSION });
+      telnetAddresses = await telnet.start();
+    }
     httpServer = createServer(app);
     await listen(httpServer, config.server.port, config.server.host);
   } catch (err) {
+    await telnet?.stop();
     maintenance?.stop();
     await services.streams.stop();
     await services.close();
@@ -146,7 +157,12 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
 
   const { port } = httpServer.address() as AddressInfo;
   const url = `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${port}`;
-  logger.info('Server listening', { url, worlds: worlds.list().map((w) => w.id), database: config.database.url ? 'postgresql' : 'sqlite' });
+  logger.info('Server listening', {
+    url,
+    ...(telnetAddresses && { telnet_port: telnetAddresses.port, telnet_tls_port: telnetAddresses.tlsPort }),
+    worlds: worlds.list().map((w) => w.id),
+    database: config.database.url ? 'postgresql' : 'sqlite',
+  });
 
   // closeIdleConnections() only catches connections idle when stop() begins; a keep-alive
   // connection whose request is still in flight would otherwise stay open for the keep-alive
@@ -161,6 +177,8 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       logger.info('Shutting down: refusing new connections, finishing in-flight requests');
       const deadline = Date.now() + config.server.shutdownTimeoutSeconds * 1000;
       maintenance?.stop();
+      // Telnet players first: their sessions are logged out while the database is still open.
+      await telnet?.stop();
       // Streams never end by themselves: end them (reason shutdown) so they do not hold the close.
       await services.streams.stop();
       await new Promise<void>((resolve) => {
@@ -185,5 +203,5 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
     })();
     return stopping;
   };
-  return { url, port, db, services, stop, stopped };
+  return { url, port, db, services, telnet: telnetAddresses, stop, stopped };
 }

@@ -7,20 +7,7 @@ import { api, call, saveSession, type Schemas, type Session } from './api.ts';
 import { h } from './dom.ts';
 import { connectLive, type LiveState } from './live.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
-import { chatLine, commonPrefix, completions, listEntries, movementLine, parseRoom, type Room } from './text.ts';
-
-/** Why the server ended the stream, as the player reads it. */
-const END_TEXT: Record<Schemas['EndEvent']['reason'], string> = {
-  kick: 'An administrator ended your session.',
-  ban: 'Your account has been banned.',
-  deleted: 'Your account has been deleted.',
-  logout: 'You were logged out (from another window?).',
-  expiry: 'Your session expired.',
-  password_change: 'Your password was changed: log in with the new one.',
-  replaced: 'This session was taken over by another connection.',
-  shutdown: 'The server shut down.',
-  lagging: 'The connection could not keep up.',
-};
+import { chatLine, commonPrefix, completions, END_TEXT, itemLine, listEntries, movementLine, parseRoom, type Room } from './text.ts';
 
 const STATE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', polling: 'Polling', away: 'Reconnecting…' };
 /** Chat commands are answered by their chat message (an event, or the next poll), not by the reply. */
@@ -293,7 +280,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push(event.item);
       renderRoom();
-      write('movement', `${event.character} ${event.action === 'take' ? 'picks up' : 'drops'} the ${event.item}.`);
+      write('movement', itemLine(event.character, event.action, event.item));
     },
     presence: (event) => {
       online = event.online ? [...new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);

@@ -4,9 +4,9 @@
  * writes them), so this is the one place that knows their layout. No DOM here: Node runs it
  * in test/browser/play-text.test.ts.
  */
-import type { components } from '../generated/openapi.d.ts';
 
-type ChatMessage = components['schemas']['ChatMessage'];
+// How chat and movement read is the game's, shared with the telnet door.
+export { chatLine, decodeEntities, END_TEXT, itemLine, movementLine, type ChatLine } from '../src/services/game/event-text.ts';
 
 export interface Exit {
   direction: string;
@@ -61,57 +61,6 @@ export function listEntries(text: string): string[] {
     const entry = LIST_ITEM.exec(line);
     return entry ? [entry[1]!] : [];
   });
-}
-
-const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#x27;': "'", '&#39;': "'" };
-
-/**
- * Chat text arrives HTML-escaped (the contract says so); the page shows text, never markup, so
- * it is decoded once, in a single pass (`&amp;lt;` stays `&lt;`), and then set as textContent.
- */
-export function decodeEntities(text: string): string {
-  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);
-}
-
-export interface ChatLine {
-  channel: ChatMessage['channel'];
-  /** Who speaks how: "Mara Vell says", "You whisper to Wren Ashdown". */
-  speaker: string;
-  text: string;
-}
-
-/** A chat message as the page shows it: yell and whisper prefixes become the speaker line. */
-export function chatLine(message: ChatMessage, me: string): ChatLine {
-  const mine = message.sender === me;
-  let text = message.text;
-  let speaker: string;
-  if (message.channel === 'yell') {
-    text = stripPrefix(text, '[YELL] ');
-    speaker = mine ? 'You yell' : `${message.sender} yells`;
-  } else if (message.channel === 'whisper') {
-    text = stripPrefix(text, `[WHISPER: ${message.sender} \u2192 ${message.recipient ?? ''}] `);
-    const to = message.recipient === me ? 'you' : (message.recipient ?? 'someone');
-    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
-  } else {
-    speaker = mine ? 'You say' : `${message.sender} says`;
-  }
-  return { channel: message.channel, speaker, text: decodeEntities(text) };
-}
-
-function stripPrefix(text: string, prefix: string): string {
-  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
-}
-
-const OPPOSITE: Record<string, string> = { north: 'the south', south: 'the north', east: 'the west', west: 'the east', up: 'below', down: 'above' };
-
-/** The log line of an `arrive` or `leave` event. */
-export function movementLine(kind: 'arrive' | 'leave', character: string, direction: string | null, cause: string): string {
-  if (kind === 'arrive') {
-    if (cause === 'walk' && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
-    return cause === 'login' ? `${character} steps into the world.` : `${character} appears.`;
-  }
-  if (cause === 'walk' && direction) return `${character} leaves ${direction}.`;
-  return cause === 'logout' ? `${character} leaves the world.` : `${character} vanishes.`;
 }
 
 /** Verbs of `help`; those that take an argument complete with a trailing space. */

@@ -947,6 +947,54 @@ function accountButtons(nav2, session2) {
   return h("div", { class: "account" }, admin, h("button", { class: "ghost", text: "Log out", attrs: { type: "button" }, onClick: () => void logout(nav2) }));
 }
 
+// src/services/game/event-text.ts
+var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
+function decodeEntities(text) {
+  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
+}
+function chatLine(message, me) {
+  const mine = message.sender === me;
+  let text = message.text;
+  let speaker;
+  if (message.channel === "yell") {
+    text = stripPrefix(text, "[YELL] ");
+    speaker = mine ? "You yell" : `${message.sender} yells`;
+  } else if (message.channel === "whisper") {
+    text = stripPrefix(text, `[WHISPER: ${message.sender} → ${message.recipient ?? ""}] `);
+    const to = message.recipient === me ? "you" : message.recipient ?? "someone";
+    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
+  } else {
+    speaker = mine ? "You say" : `${message.sender} says`;
+  }
+  return { channel: message.channel, speaker, text: decodeEntities(text) };
+}
+function stripPrefix(text, prefix) {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+var OPPOSITE = { north: "the south", south: "the north", east: "the west", west: "the east", up: "below", down: "above" };
+function movementLine(kind, character, direction, cause) {
+  if (kind === "arrive") {
+    if (cause === "walk" && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
+    return cause === "login" ? `${character} steps into the world.` : `${character} appears.`;
+  }
+  if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
+  return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
+}
+function itemLine(character, action, item) {
+  return `${character} ${action === "take" ? "picks up" : "drops"} the ${item}.`;
+}
+var END_TEXT = {
+  kick: "An administrator ended your session.",
+  ban: "Your account has been banned.",
+  deleted: "Your account has been deleted.",
+  logout: "You were logged out (from another window?).",
+  expiry: "Your session expired.",
+  password_change: "Your password was changed: log in with the new one.",
+  replaced: "This session was taken over by another connection.",
+  shutdown: "The server shut down.",
+  lagging: "The connection could not keep up."
+};
+
 // web/text.ts
 var ROOM_HEADER = /^=== (.+) ===$/;
 var SECTION = /^\[(.+)\]:$/;
@@ -981,38 +1029,6 @@ function listEntries(text) {
     const entry = LIST_ITEM.exec(line);
     return entry ? [entry[1]] : [];
   });
-}
-var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
-function decodeEntities(text) {
-  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
-}
-function chatLine(message, me) {
-  const mine = message.sender === me;
-  let text = message.text;
-  let speaker;
-  if (message.channel === "yell") {
-    text = stripPrefix(text, "[YELL] ");
-    speaker = mine ? "You yell" : `${message.sender} yells`;
-  } else if (message.channel === "whisper") {
-    text = stripPrefix(text, `[WHISPER: ${message.sender} → ${message.recipient ?? ""}] `);
-    const to = message.recipient === me ? "you" : message.recipient ?? "someone";
-    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
-  } else {
-    speaker = mine ? "You say" : `${message.sender} says`;
-  }
-  return { channel: message.channel, speaker, text: decodeEntities(text) };
-}
-function stripPrefix(text, prefix) {
-  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
-}
-var OPPOSITE = { north: "the south", south: "the north", east: "the west", west: "the east", up: "below", down: "above" };
-function movementLine(kind, character, direction, cause) {
-  if (kind === "arrive") {
-    if (cause === "walk" && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
-    return cause === "login" ? `${character} steps into the world.` : `${character} appears.`;
-  }
-  if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
-  return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
 }
 var VERBS = ["north", "south", "east", "west", "up", "down", "look", "inventory", "get", "take", "drop", "say", "yell", "who", "whisper", "recall", "help"];
 var TAKES_ARGUMENT = /* @__PURE__ */ new Set(["get", "take", "drop", "say", "chat", "yell", "whisper"]);
@@ -1056,17 +1072,6 @@ function unique(names) {
 }
 
 // web/game.ts
-var END_TEXT = {
-  kick: "An administrator ended your session.",
-  ban: "Your account has been banned.",
-  deleted: "Your account has been deleted.",
-  logout: "You were logged out (from another window?).",
-  expiry: "Your session expired.",
-  password_change: "Your password was changed: log in with the new one.",
-  replaced: "This session was taken over by another connection.",
-  shutdown: "The server shut down.",
-  lagging: "The connection could not keep up."
-};
 var STATE_TEXT = { connecting: "Connecting…", live: "Live", polling: "Polling", away: "Reconnecting…" };
 var CHAT_VERBS = /* @__PURE__ */ new Set(["say", "chat", "yell", "whisper"]);
 var ITEM_VERBS = /* @__PURE__ */ new Set(["get", "take", "drop"]);
@@ -1307,7 +1312,7 @@ function gameScreen(nav2, session2) {
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push(event.item);
       renderRoom();
-      write("movement", `${event.character} ${event.action === "take" ? "picks up" : "drops"} the ${event.item}.`);
+      write("movement", itemLine(event.character, event.action, event.item));
     },
     presence: (event) => {
       online = event.online ? [.../* @__PURE__ */ new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);

@@ -111,6 +111,17 @@ export const SETTINGS: readonly Setting[] = [
   s('events', 'streams_per_account', { type: 'int', min: 1, max: 100000 }, '10', 'Open event streams per account on this instance; past it GET /events answers 429.'),
   s('events', 'streams_per_address', { type: 'int', min: 1, max: 1000000 }, '50', 'Open event streams per client address on this instance; past it GET /events answers 429.'),
   s('events', 'backlog_bytes', { type: 'int', min: 16384, max: 67108864 }, '65536', 'Bytes of events a stream may hold for a client that does not read them; past it the stream ends (reason lagging).'),
+  s('telnet', 'enabled', { type: 'bool' }, 'false', 'Serve the telnet front door for MUD clients (Mudlet, TinTin++, MUSHclient).'),
+  s('telnet', 'host', { type: 'string' }, '127.0.0.1', 'Address the plain (unencrypted) telnet listener binds to; keep it local and offer TLS to others.'),
+  s('telnet', 'port', { type: 'int', min: 0, max: 65535 }, '4000', 'TCP port of the plain telnet listener (0 picks a free one).'),
+  s('telnet', 'tls_host', { type: 'string' }, '', 'Address of the telnet-over-TLS listener (empty: the same as host).'),
+  s('telnet', 'tls_port', { type: 'int', min: 0, max: 65535 }, '4443', 'TCP port of the telnet-over-TLS listener, which runs when tls_cert and tls_key are set (0 picks a free one).'),
+  s('telnet', 'tls_cert', { type: 'string' }, '', 'PEM certificate (chain) file of the TLS listener.'),
+  s('telnet', 'tls_key', { type: 'string' }, '', 'PEM private key file of the TLS listener.'),
+  s('telnet', 'max_connections', { type: 'int', min: 1, max: 100000 }, '1000', 'Open telnet connections per server instance; more are told so and closed.'),
+  s('telnet', 'max_connections_per_address', { type: 'int', min: 1, max: 10000 }, '10', 'Open telnet connections per client address.'),
+  s('telnet', 'login_timeout_seconds', { type: 'int', min: 1, max: 3600 }, '120', 'A connection that has not logged in by then is closed.'),
+  s('telnet', 'idle_timeout_seconds', { type: 'int', min: 1, max: 604800 }, '1800', 'A logged-in connection that sends nothing for this long is closed (and logged out).'),
 ];
 
 /** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
@@ -166,6 +177,19 @@ export interface Config {
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
   events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
+  telnet: {
+    enabled: boolean;
+    host: string;
+    port: number;
+    tlsHost: string;
+    tlsPort: number;
+    tlsCert: string;
+    tlsKey: string;
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+    loginTimeoutSeconds: number;
+    idleTimeoutSeconds: number;
+  };
   llm: {
     allowedServerUrls: string[];
     requestTimeoutSeconds: number;

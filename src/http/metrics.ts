@@ -87,7 +87,7 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
   // GET /events: the streams own their running totals, as the upstream client does.
   new Gauge({
     name: 'mud_event_streams_open',
-    help: 'Event streams (GET /events) open on this instance.',
+    help: 'Event streams open on this instance (GET /events, and the telnet door\'s playing connections).',
     registers: [registry],
     collect() {
       this.set(streamCounters().open);

@@ -67,6 +67,7 @@ export interface Services {
   policyRepository: PolicyRepository;
   characters: CharacterService;
   entry: EntryService;
+  worldAccess: WorldAccessService;
   game: GameService;
   streams: EventStreams;
   /** The abuse limits, shared by every instance on PostgreSQL or Redis (any front door counts through them). */
@@ -233,6 +234,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       allowMultiWorldCharacters: config.worlds.allowMultiWorldCharacters,
     }),
     worlds,
+    worldAccess,
     worldRepository,
     policyRepository,
     policies,

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { GOOD_PASSWORD } from '../helpers/accounts.ts';
 
 export const CHROMIUM = process.env.MUD_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -54,6 +55,27 @@ export async function openPlay(browser: Browser, baseUrl: string, viewport = DES
   if (init) await page.addInitScript(init);
   await page.goto(`${baseUrl}/play`);
   return { page, context, errors, dialogs };
+}
+
+/** Logs in through the page and plays the character (a guest registered through the API). */
+export async function enter({ page }: PlayPage, username: string, character: string): Promise<void> {
+  await page.getByRole('textbox', { name: 'Username' }).fill(username);
+  await page.getByRole('textbox', { name: 'Password' }).fill(GOOD_PASSWORD);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: `Play as ${character}` }).click();
+  await page.locator('.connection[data-state="live"]').waitFor();
+  await page.locator('#room-name').filter({ hasText: /\S/ }).waitFor();
+}
+
+/** Types a command into the page's command line and sends it. */
+export async function typeCommand({ page }: PlayPage, command: string): Promise<void> {
+  await page.locator('#command').fill(command);
+  await page.locator('#command').press('Enter');
+}
+
+/** The page's log lines that show `text`. */
+export function logLine({ page }: PlayPage, text: string | RegExp) {
+  return page.locator('.log li').filter({ hasText: text });
 }
 
 /** Failed requests while a test stops the server, and answers the page handles (401 after a kick). */

@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, registerGuest, resetGame, uniqueName } from '../helpers/players.ts';
 import { createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { launchChromium, openPlay, type PlayPage } from './browser.ts';
+import { enter, launchChromium, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 
@@ -98,27 +98,10 @@ describe(`play client (${DB_NAME})`, function () {
       }
     };
 
-    /** Logs in through the page and plays the character (a guest registered through the API). */
-    const enter = async ({ page }: PlayPage, username: string, character: string) => {
-      await page.getByRole('textbox', { name: 'Username' }).fill(username);
-      await page.getByRole('textbox', { name: 'Password' }).fill(GOOD_PASSWORD);
-      await page.getByRole('button', { name: 'Log in' }).click();
-      await page.getByRole('button', { name: `Play as ${character}` }).click();
-      await page.locator('.connection[data-state="live"]').waitFor();
-      await page.locator('#room-name').filter({ hasText: /\S/ }).waitFor();
-    };
-
     const newCharacter = async (baseServer: TestServer, first: string) => {
       const name = uniqueName(first);
       return { name, ...(await registerGuest(baseServer, name)) };
     };
-
-    const type = async ({ page }: PlayPage, command: string) => {
-      await page.locator('#command').fill(command);
-      await page.locator('#command').press('Enter');
-    };
-
-    const logLine = ({ page }: PlayPage, text: string | RegExp) => page.locator('.log li').filter({ hasText: text });
 
     it('two players: A says and B sees it live; A takes an exit button and B sees the leave', async () => {
       const [anna, bert] = [await newCharacter(server, 'Anna'), await newCharacter(server, 'Bert')];
@@ -127,7 +110,7 @@ describe(`play client (${DB_NAME})`, function () {
       await enter(b, bert.username, bert.name);
       await b.page.locator('.room .things li').filter({ hasText: anna.name }).waitFor();
 
-      await type(a, 'say Good evening, lockkeeper.');
+      await typeCommand(a, 'say Good evening, lockkeeper.');
       const heard = logLine(b, 'Good evening, lockkeeper.');
       await heard.waitFor();
       expect(await heard.getAttribute('class')).to.contain('say');
@@ -139,7 +122,7 @@ describe(`play client (${DB_NAME})`, function () {
       await b.page.locator('.room .things li').filter({ hasText: anna.name }).waitFor({ state: 'detached' });
       expect(await b.page.locator('#room-name').textContent()).to.equal("Lockkeeper's Square");
       // A yell carries into the next room, and looks like one.
-      await type(b, 'yell Mind the gate!');
+      await typeCommand(b, 'yell Mind the gate!');
       expect(await logLine(a, 'Mind the gate!').getAttribute('class')).to.contain('yell');
       expectClean();
     });
@@ -195,7 +178,7 @@ describe(`play client (${DB_NAME})`, function () {
       await enter(a, anna.username, anna.name);
       await enter(b, bert.username, bert.name);
       const payload = '<img src=x onerror=alert(1)>';
-      await type(a, `say ${payload}`);
+      await typeCommand(a, `say ${payload}`);
       for (const page of [a, b]) {
         const line = page.page.locator('.log .chat .text', { hasText: payload });
         await line.waitFor();

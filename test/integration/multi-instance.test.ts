@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
 import { sessionFor } from '../helpers/accounts.ts';
 
@@ -30,18 +31,7 @@ async function chatOf(player: Player): Promise<string> {
  * Retries `check` until it passes, for at most 2 s: what a change on one instance takes to reach
  * the other's caches (docs/decisions.md, "The hot path").
  */
-async function within2s(check: () => Promise<unknown>): Promise<void> {
-  const deadline = Date.now() + 2000;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
-}
+const within2s = (check: () => Promise<unknown>): Promise<void> => eventually(check, 2000);
 
 async function expectChat(player: Player, chat: string): Promise<void> {
   await within2s(async () => expect(await chatOf(player)).to.equal(chat));

@@ -5,7 +5,7 @@
  * by the account service, which alone knows whether a name is an account.
  */
 import type { Request, RequestHandler } from 'express';
-import { addressKey, type Limit, type Limits } from '../../services/limits/limits.ts';
+import { addressKey, usernameKey, type Limit, type Limits } from '../../services/limits/limits.ts';
 import { sessionOf } from './auth.ts';
 
 function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
@@ -16,7 +16,7 @@ function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
 
 /** The client address as every per-address limit counts it (IPv6 by its /56). */
 export const byAddress = (req: Request): string => addressKey(req.ip ?? 'unknown');
-const byBodyUsername = (req: Request): string => String((req.body as { username?: unknown })?.username ?? '').trim().toLowerCase();
+const byBodyUsername = (req: Request): string => usernameKey(String((req.body as { username?: unknown })?.username ?? ''));
 // The row id, not the token: counts keyed by a secret would keep it in the store.
 const bySession = (req: Request): string => String(sessionOf(req.res!).id);
 

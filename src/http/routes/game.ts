@@ -1,20 +1,15 @@
 import { Router, type RequestHandler, type Response } from 'express';
 import type { SessionService } from '../../services/accounts/session-service.ts';
-import type { GameService, Player } from '../../services/game/game-service.ts';
+import { sessionPlayer, type GameService, type Player } from '../../services/game/game-service.ts';
 import { resumePoint, type EventStreams, type StreamSink } from '../../services/game/event-streams.ts';
 import { queryInt } from '../query.ts';
-import { HttpError } from '../errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
 import { byAddress, type RateLimits } from '../middleware/rate-limit.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
 const requireCharacter: RequestHandler = (_req, res, next) => {
-  const { characterId, characterName, worldId, roomId, role } = sessionOf(res);
-  if (characterId === null) throw new HttpError(409, 'No character selected for session. Select a character first.');
-  if (characterName === null || worldId === null) throw new HttpError(409, 'Selected character not found');
-  const player: Player = { characterId, name: characterName, worldId, roomId, role };
-  res.locals.player = player;
+  res.locals.player = sessionPlayer(sessionOf(res));
   next();
 };
 

@@ -1,9 +1,9 @@
 /**
- * Live play: the server-sent event streams of this instance (GET /events). Each stream follows
- * one session's character; bus events (published after their writes commit, by any instance)
- * become the events that character would see. Live delivery is at most once; chat is
- * gap-free across reconnects because a stream resumes from its Last-Event-ID out of the
- * database (docs/decisions.md). Memory is bounded per stream in bytes (backlog_bytes), per
+ * Live play: the event streams of this instance, the server-sent ones of GET /events and the
+ * feeds of the telnet door. Each stream follows one session's character; bus events (published
+ * after their writes commit, by any instance) become the events that character would see. Live
+ * delivery is at most once; chat is gap-free across reconnects because a stream resumes from
+ * its Last-Event-ID out of the database (docs/decisions.md). Memory is bounded per stream in bytes (backlog_bytes), per
  * account and per address (StreamQuota), and a frame every stream receives alike is encoded
  * once and shared by their connections. Streams are indexed by session, world, room and
  * character, so an event costs what its audience costs, not what every open stream would.
@@ -36,6 +36,14 @@ export interface StreamSink {
 
 export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' | 'room' | 'end';
 
+/**
+ * A stream's other kind of subscriber (the telnet door): it takes each event as its name and
+ * data instead of SSE text, and minds its own connection (no heartbeat, no backlog here).
+ */
+export interface EventListener {
+  event(name: StreamEventName, data: object): void;
+}
+
 /** Counters for /metrics, owned here and read at scrape time. */
 export interface StreamCounters {
   open: number;
@@ -60,7 +68,9 @@ const STREAM_LIMIT_RETRY_SECONDS = 10;
 interface Stream {
   sessionId: number;
   player: Player;
-  sink: StreamSink;
+  /** Exactly one of the two: SSE frames go to `sink`, events to `listener`. */
+  sink: StreamSink | null;
+  listener: EventListener | null;
   /** Last chat message id delivered (or the resume point): the first part of every event id. */
   chatCursor: number;
   seq: number;
@@ -198,7 +208,7 @@ export class EventStreams {
 
   stats(): StreamCounters {
     let backlogBytes = 0;
-    for (const stream of this.streams) backlogBytes += stream.sink.buffered();
+    for (const stream of this.streams) backlogBytes += stream.sink?.buffered() ?? 0;
     return { open: this.streams.size, backlogBytes, eventsSent: this.counters.eventsSent, endedByReason: { ...this.counters.endedByReason } };
   }
 
@@ -209,6 +219,22 @@ export class EventStreams {
    * live events. A client already gone opens nothing.
    */
   async open(sessionId: number, holder: StreamHolder, player: Player, resumeAfter: number | null, sink: StreamSink): Promise<void> {
+    const stream = await this.add(sessionId, holder, player, sink, null);
+    // The close listener comes right after registration, and fires at once for a client that
+    // hung up while the request was being authenticated: such a stream must not stay
+    // registered with no socket.
+    sink.onClose(() => this.closed(stream));
+    if (stream.ended) return;
+    this.write(stream, `retry: 2000\n\n`);
+    await this.begin(stream, resumeAfter);
+  }
+
+  /** Opens a stream that hands its events to `listener` (the telnet door), live from now; the same limits as `open`. */
+  async listen(sessionId: number, holder: StreamHolder, player: Player, listener: EventListener): Promise<void> {
+    await this.begin(await this.add(sessionId, holder, player, null, listener), null);
+  }
+
+  private async add(sessionId: number, holder: StreamHolder, player: Player, sink: StreamSink | null, listener: EventListener | null): Promise<Stream> {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
@@ -221,6 +247,7 @@ export class EventStreams {
       sessionId,
       player: { ...player },
       sink,
+      listener,
       chatCursor: 0,
       seq: 0,
       ticket,
@@ -229,20 +256,21 @@ export class EventStreams {
       ended: false,
       missedChecks: 0,
     };
-    // Registered before the replay is read, so nothing committed in between is missed. The
-    // close listener comes right after, and fires at once for a client that hung up while the
-    // request was being authenticated: such a stream must not stay registered with no socket.
+    // Registered before the replay is read, so nothing committed in between is missed.
     this.register(stream);
-    sink.onClose(() => this.closed(stream));
-    if (stream.ended) return;
-    this.write(stream, `retry: 2000\n\n`);
+    return stream;
+  }
+
+  /** The chat missed since `resumeAfter` (none without it), then the live events that came meanwhile. */
+  private async begin(stream: Stream, resumeAfter: number | null): Promise<void> {
+    const player = stream.player;
     if (resumeAfter === null) {
       stream.chatCursor = await this.d.repo.lastMessageId();
     } else {
       stream.chatCursor = resumeAfter;
       if (player.roomId) {
         const missed = await this.d.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, resumeAfter);
-        for (const row of missed) this.sendChat(stream, row, chatFrame(row));
+        for (const row of missed) this.sendChat(stream, row, null);
       }
     }
     const pending = stream.pending ?? [];
@@ -255,20 +283,30 @@ export class EventStreams {
     if (stream.ended) return;
     this.forget(stream);
     this.counters.endedByReason[reason] = (this.counters.endedByReason[reason] ?? 0) + 1;
-    // A client that does not read would never receive an `end` either.
-    if (reason === 'lagging') {
-      stream.sink.close(true);
+    const data: Schemas['EndEvent'] = { reason };
+    if (stream.listener) {
+      this.counters.eventsSent++;
+      stream.listener.event('end', data);
       return;
     }
-    const data: Schemas['EndEvent'] = { reason };
-    stream.sink.write(`id: ${this.nextId(stream)}\n${frameBody('end', data)}`);
+    const sink = stream.sink!;
+    // A client that does not read would never receive an `end` either.
+    if (reason === 'lagging') {
+      sink.close(true);
+      return;
+    }
+    sink.write(`id: ${this.nextId(stream)}\n${frameBody('end', data)}`);
     this.counters.eventsSent++;
-    stream.sink.close(stream.sink.buffered() > this.d.config.backlogBytes);
+    sink.close(sink.buffered() > this.d.config.backlogBytes);
   }
 
-  /** The client went away. */
-  private closed(stream: Stream): void {
-    if (!stream.ended) this.forget(stream);
+  /** The client went away: its sink closed, or the listener's connection (the telnet door) is gone. */
+  closed(subscriber: Stream | EventListener): void {
+    for (const stream of 'event' in subscriber ? this.byListener(subscriber) : [subscriber]) if (!stream.ended) this.forget(stream);
+  }
+
+  private byListener(listener: EventListener): Stream[] {
+    return [...this.streams].filter((s) => s.listener === listener);
   }
 
   private register(stream: Stream): void {
@@ -295,19 +333,29 @@ export class EventStreams {
     return `${stream.chatCursor}-${++stream.seq}`;
   }
 
-  /** An event other than chat: the stream's own id line, then the body (shared when given as a Buffer). */
-  private send(stream: Stream, body: Buffer | string): void {
+  /**
+   * An event other than chat. A listener takes its name and data; an SSE stream gets its own id
+   * line, then the body: encoded once per bus event and shared by every stream given the same
+   * `frames`, or for this stream alone without them.
+   */
+  private send(stream: Stream, name: StreamEventName, data: () => object, frames: SharedFrames | null): void {
     if (stream.ended) return;
-    this.write(stream, `id: ${this.nextId(stream)}\n`);
-    this.write(stream, body);
     this.counters.eventsSent++;
+    if (stream.listener) {
+      stream.listener.event(name, data());
+      return;
+    }
+    this.write(stream, `id: ${this.nextId(stream)}\n`);
+    this.write(stream, frames ? frames.get(name, () => frameBody(name, data())) : frameBody(name, data()));
   }
 
-  private sendChat(stream: Stream, row: ChatRow, frame: Buffer | string): void {
-    if (row.id <= stream.chatCursor) return;
+  /** A chat message; with `frames`, its SSE frame is encoded once for every stream given them. */
+  private sendChat(stream: Stream, row: ChatRow, frames: SharedFrames | null): void {
+    if (row.id <= stream.chatCursor || stream.ended) return;
     stream.chatCursor = row.id;
-    this.write(stream, frame);
     this.counters.eventsSent++;
+    if (stream.listener) stream.listener.event('chat', chatMessage(row) satisfies Schemas['ChatEvent']);
+    else this.write(stream, frames ? frames.get(`chat ${row.id}`, () => chatFrame(row)) : chatFrame(row));
   }
 
   /**
@@ -316,10 +364,11 @@ export class EventStreams {
    * without bound.
    */
   private write(stream: Stream, chunk: Buffer | string): void {
-    if (stream.ended) return;
+    const sink = stream.sink;
+    if (stream.ended || !sink) return;
     stream.lastWriteAt = Date.now();
-    stream.sink.write(chunk);
-    if (stream.sink.buffered() > this.d.config.backlogBytes) this.end(stream, 'lagging');
+    sink.write(chunk);
+    if (sink.buffered() > this.d.config.backlogBytes) this.end(stream, 'lagging');
   }
 
   private async dispatch(event: BusEvent): Promise<void> {
@@ -377,7 +426,7 @@ export class EventStreams {
     if (!stream.ended) this.byRoom.add(roomKey(me.worldId, me.roomId), stream);
     if (roomId === null) return;
     const look = await this.d.game.describeRoom(stream.player, roomId);
-    this.send(stream, frameBody('room', { room_id: roomId, look } satisfies Schemas['RoomEvent']));
+    this.send(stream, 'room', () => ({ room_id: roomId, look }) satisfies Schemas['RoomEvent'], null);
   }
 
   /** What one stream's character sees of an event. */
@@ -388,7 +437,7 @@ export class EventStreams {
         const rows = chatRows ?? (await this.d.game.chatRows(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
-          if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames.get(`chat ${row.id}`, () => chatFrame(row)));
+          if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames);
         }
         return;
       }
@@ -399,20 +448,20 @@ export class EventStreams {
         }
         const who = { character: event.name, direction: event.direction, cause: event.cause };
         if (event.from !== null && event.from === me.roomId) {
-          this.send(stream, frames.get('leave', () => frameBody('leave', { ...who, room_id: event.from! } satisfies Schemas['LeaveEvent'])));
+          this.send(stream, 'leave', () => ({ ...who, room_id: event.from! }) satisfies Schemas['LeaveEvent'], frames);
         }
         if (event.to !== null && event.to === me.roomId) {
-          this.send(stream, frames.get('arrive', () => frameBody('arrive', { ...who, room_id: event.to! } satisfies Schemas['ArriveEvent'])));
+          this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         }
         return;
       }
       case 'item':
         if (event.roomId === me.roomId && event.characterId !== me.characterId) {
-          this.send(stream, frames.get('item', () => frameBody('item', { character: event.name, item: event.item, action: event.action, room_id: event.roomId } satisfies Schemas['ItemEvent'])));
+          this.send(stream, 'item', () => ({ character: event.name, item: event.item, action: event.action, room_id: event.roomId }) satisfies Schemas['ItemEvent'], frames);
         }
         return;
       case 'presence':
-        if (event.characterId !== me.characterId) this.send(stream, frames.get('presence', () => frameBody('presence', { character: event.name, online: event.online } satisfies Schemas['PresenceEvent'])));
+        if (event.characterId !== me.characterId) this.send(stream, 'presence', () => ({ character: event.name, online: event.online }) satisfies Schemas['PresenceEvent'], frames);
         return;
       case 'reconnected': {
         // A move made while the bus was down: the room first, as its live event would have.
@@ -420,7 +469,7 @@ export class EventStreams {
         if (room !== undefined && room !== me.roomId) await this.sendRoom(stream, room);
         // The chat committed while the bus was down, read back as a resume does.
         if (me.roomId) {
-          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row, chatFrame(row));
+          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row, null);
         }
         return;
       }

@@ -18,6 +18,8 @@ import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
 import { CommandTable, fail, ok, type CommandResult, type Player } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
 import { escapeHtml, parseCommand, plainText } from './plain-text.ts';
+import type { AuthenticatedSession } from '../accounts/session-service.ts';
+import { Conflict } from '../errors.ts';
 
 type Schemas = components['schemas'];
 
@@ -34,6 +36,14 @@ const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 /** One message as GET /chat and the `chat` event show it. */
 export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
   return { id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt };
+}
+
+/** The character a session plays, for every front door: a Conflict when the session plays none. */
+export function sessionPlayer(session: AuthenticatedSession): Player {
+  const { characterId, characterName, worldId, roomId, role } = session;
+  if (characterId === null) throw new Conflict('No character selected for session. Select a character first.');
+  if (characterName === null || worldId === null) throw new Conflict('Selected character not found');
+  return { characterId, name: characterName, worldId, roomId, role };
 }
 
 export class GameService {

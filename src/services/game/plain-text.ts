@@ -26,7 +26,20 @@ const INVISIBLE = /[\x00-\x1f\x7f-\x9f]|(?<!\p{Extended_Pictographic}[\u{1F3FB}-
  * breaks turned into spaces.
  */
 export function plainText(text: string): string {
-  return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '').trim();
+  return withoutControls(text).trim();
+}
+
+/**
+ * Text the server sends to a terminal, line by line: each line cleaned as plainText cleans
+ * (so nothing in a world file or a name can move the cursor or recolour the screen), keeping
+ * its indentation.
+ */
+export function terminalLines(text: string): string[] {
+  return text.split(/\r\n|\n|\r/).map((line) => withoutControls(line).trimEnd());
+}
+
+function withoutControls(text: string): string {
+  return text.replace(ESCAPE_SEQUENCE, '').replace(LINE_BREAK, ' ').replace(INVISIBLE, '');
 }
 
 /** Trimmed text → lower-cased verb and the rest (case kept); one leading `/` is dropped. */

@@ -124,3 +124,8 @@ export function addressKey(ip: string): string {
   if (address.isMapped4()) return address.to4().correctForm();
   return new Address6(`${ip}/56`).networkForm();
 }
+
+/** The key a requested username is counted by: trimmed and lower-cased, so letter case buys no extra tries. */
+export function usernameKey(username: string): string {
+  return username.trim().toLowerCase();
+}

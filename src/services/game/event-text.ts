@@ -1,0 +1,78 @@
+/**
+ * How the game's chat and movement events read as text, for every client that shows them as
+ * lines: the browser play client (web/text.ts) and the telnet door (src/telnet/). Pure
+ * functions without runtime imports, so the browser bundle takes them as they are.
+ */
+import type { components } from '../../../generated/openapi.d.ts';
+
+type ChatMessage = components['schemas']['ChatMessage'];
+type EndReason = components['schemas']['EndEvent']['reason'];
+
+const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#x27;': "'", '&#39;': "'" };
+
+/**
+ * Chat text arrives HTML-escaped (the contract says so); clients show text, never markup, so it
+ * is decoded once, in a single pass (`&amp;lt;` stays `&lt;`), and then shown as text.
+ */
+export function decodeEntities(text: string): string {
+  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]!);
+}
+
+export interface ChatLine {
+  channel: ChatMessage['channel'];
+  /** Who speaks how: "Mara Vell says", "You whisper to Wren Ashdown". */
+  speaker: string;
+  text: string;
+}
+
+/** A chat message as a client shows it: yell and whisper prefixes become the speaker line. */
+export function chatLine(message: ChatMessage, me: string): ChatLine {
+  const mine = message.sender === me;
+  let text = message.text;
+  let speaker: string;
+  if (message.channel === 'yell') {
+    text = stripPrefix(text, '[YELL] ');
+    speaker = mine ? 'You yell' : `${message.sender} yells`;
+  } else if (message.channel === 'whisper') {
+    text = stripPrefix(text, `[WHISPER: ${message.sender} \u2192 ${message.recipient ?? ''}] `);
+    const to = message.recipient === me ? 'you' : (message.recipient ?? 'someone');
+    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
+  } else {
+    speaker = mine ? 'You say' : `${message.sender} says`;
+  }
+  return { channel: message.channel, speaker, text: decodeEntities(text) };
+}
+
+function stripPrefix(text: string, prefix: string): string {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+
+const OPPOSITE: Record<string, string> = { north: 'the south', south: 'the north', east: 'the west', west: 'the east', up: 'below', down: 'above' };
+
+/** The log line of an `arrive` or `leave` event. */
+export function movementLine(kind: 'arrive' | 'leave', character: string, direction: string | null, cause: string): string {
+  if (kind === 'arrive') {
+    if (cause === 'walk' && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
+    return cause === 'login' ? `${character} steps into the world.` : `${character} appears.`;
+  }
+  if (cause === 'walk' && direction) return `${character} leaves ${direction}.`;
+  return cause === 'logout' ? `${character} leaves the world.` : `${character} vanishes.`;
+}
+
+/** The log line of an `item` event. */
+export function itemLine(character: string, action: 'take' | 'drop', item: string): string {
+  return `${character} ${action === 'take' ? 'picks up' : 'drops'} the ${item}.`;
+}
+
+/** Why the server ended the session's stream, as the player reads it. */
+export const END_TEXT: Record<EndReason, string> = {
+  kick: 'An administrator ended your session.',
+  ban: 'Your account has been banned.',
+  deleted: 'Your account has been deleted.',
+  logout: 'You were logged out (from another window?).',
+  expiry: 'Your session expired.',
+  password_change: 'Your password was changed: log in with the new one.',
+  replaced: 'This session was taken over by another connection.',
+  shutdown: 'The server shut down.',
+  lagging: 'The connection could not keep up.',
+};

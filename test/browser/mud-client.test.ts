@@ -1,0 +1,91 @@
+/**
+ * The telnet door with a real MUD client: TinTin++ under tmux (test/browser/tintin.ts) logs in
+ * prompt by prompt (its password unechoed on its screen), says something an HTTP player reads
+ * through GET /chat, and plays beside the browser play client in headless Chromium, each seeing
+ * the other's says and moves live.
+ */
+import { describe, it, before, after } from 'mocha';
+import { expect } from 'chai';
+import type { Browser } from 'playwright-core';
+import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { newPlayer, okCmd, registerGuest, uniqueName } from '../helpers/players.ts';
+import { GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { enter, launchChromium, logLine, openPlay, typeCommand } from './browser.ts';
+import { findTintin, TintinSession } from './tintin.ts';
+
+const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
+
+describe(`telnet door with a real MUD client (${DB_NAME})`, function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let tintin: string | undefined;
+  const sessions: TintinSession[] = [];
+
+  /** TinTin++ connected, logged in prompt by prompt, playing a new guest's character. */
+  const tintinPlayer = async (first: string) => {
+    const name = uniqueName(first);
+    const { username } = await registerGuest(server, name);
+    const client = TintinSession.start(tintin!, server.telnet!.port);
+    sessions.push(client);
+    await client.waitFor('Username:');
+    client.type(username);
+    await client.waitFor('Password:');
+    client.type(GOOD_PASSWORD);
+    await client.waitFor(`1. ${name} (Emberwick)`);
+    client.type('play 1');
+    await client.waitFor('[Exits]:');
+    return { client, name };
+  };
+
+  before(async function () {
+    tintin = findTintin();
+    if (!tintin) this.skip();
+    server = await startTestServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
+  });
+  after(async () => {
+    for (const session of sessions) session.stop();
+    await server?.close();
+  });
+
+  it('TinTin++ logs in without showing the password, says what an HTTP player reads through /chat, and hears the answer live', async () => {
+    const http = await newPlayer(server, 'Hugo');
+    const { client, name } = await tintinPlayer('Tina');
+    expect(client.screen()).not.to.contain(GOOD_PASSWORD);
+    client.type('say Good evening from TinTin++');
+    await client.waitFor('You say: Good evening from TinTin++');
+    const chat = await server.get(`/chat/${http.sessionId}`);
+    expect(chat.body.chat).to.contain(`${name}: Good evening from TinTin++`);
+    await okCmd(http, 'say Evening, wire walker.');
+    await client.waitFor(`${http.name} says: Evening, wire walker.`);
+  });
+
+  it('a TinTin++ player and a browser player see each other say and move, live', async function () {
+    const browser: Browser | undefined = await launchChromium();
+    if (!browser) this.skip();
+    try {
+      const anna = { name: uniqueName('Anna') };
+      const { username } = await registerGuest(server, anna.name);
+      const page = await openPlay(browser, server.url);
+      page.context.setDefaultTimeout(10_000);
+      await enter(page, username, anna.name);
+      const { client, name: tina } = await tintinPlayer('Tina');
+      await logLine(page, `${tina} steps into the world.`).waitFor();
+
+      client.type('say Hello, browser.');
+      const heard = logLine(page, 'Hello, browser.');
+      await heard.waitFor();
+      expect(await heard.locator('.speaker').textContent()).to.equal(`${tina} says:`);
+      await typeCommand(page, 'say Hello, terminal.');
+      await client.waitFor(`${anna.name} says: Hello, terminal.`);
+
+      client.type('north');
+      await client.waitFor('=== Ropewalk Bridge ===');
+      await logLine(page, `${tina} leaves north.`).waitFor();
+      await page.page.getByRole('button', { name: 'Go north to Ropewalk Bridge' }).click();
+      await client.waitFor(`${anna.name} arrives from the south.`);
+      expect(page.errors).to.deep.equal([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
