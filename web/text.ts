@@ -132,8 +132,14 @@ export function utcDate(stamp: string): Date {
   return new Date(`${stamp.replace(' ', 'T')}Z`);
 }
 
-/** Whether `text` names the character by its first name (so also by its whole name), as a word of its own, in any letter case. */
+/**
+ * Whether `text` names the character by its first name (so also by its whole name), as a word
+ * of its own or with a possessive 's, in any letter case.
+ */
 export function mentions(text: string, name: string): boolean {
   const first = name.split(' ')[0]!.toLowerCase();
-  return text.toLowerCase().split(/[^\p{L}\p{N}'-]+/u).includes(first);
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'\u2019-]+/u)
+    .some((word) => word.replace(/['\u2019]s$/, '') === first);
 }

@@ -1032,7 +1032,7 @@ function utcDate(stamp) {
 }
 function mentions(text, name) {
   const first = name.split(" ")[0].toLowerCase();
-  return text.toLowerCase().split(/[^\p{L}\p{N}'-]+/u).includes(first);
+  return text.toLowerCase().split(/[^\p{L}\p{N}'\u2019-]+/u).some((word) => word.replace(/['\u2019]s$/, "") === first);
 }
 
 // src/shared/roles.ts
