@@ -21,7 +21,7 @@ function localTime(utc: string | null): HTMLElement {
   if (utc === null) return h('span', { class: 'muted', text: '—' });
   const date = utcDate(utc);
   if (Number.isNaN(date.getTime())) return h('span', { text: utc });
-  return h('time', { text: date.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
+  return h('time', { text: date.toLocaleString([], { dateStyle: 'short', timeStyle: 'short' }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
 }
 
 function table(headings: string[], rows: HTMLTableRowElement[], empty: string): HTMLElement {

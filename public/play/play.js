@@ -1061,7 +1061,7 @@ function localTime(utc) {
   if (utc === null) return h("span", { class: "muted", text: "—" });
   const date = utcDate(utc);
   if (Number.isNaN(date.getTime())) return h("span", { text: utc });
-  return h("time", { text: date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
+  return h("time", { text: date.toLocaleString([], { dateStyle: "short", timeStyle: "short" }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
 }
 function table(headings, rows, empty) {
   const head = h("tr", {}, ...headings.map((text) => h("th", { text, attrs: { scope: "col" } })));
