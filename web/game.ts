@@ -100,14 +100,21 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     h(
       'main',
       { class: 'game' },
+      // Around the character: the room, who is online, what it carries (on a phone one scrolling
+      // area above the log; elsewhere its cards are columns of the grid).
       h(
-        'section',
-        { class: 'card room', attrs: { 'aria-labelledby': 'room-name' } },
-        roomName,
-        roomDescription,
-        h('h3', { text: 'Exits' }),
-        exits,
-        h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+        'div',
+        { class: 'surroundings' },
+        h(
+          'section',
+          { class: 'card room', attrs: { 'aria-labelledby': 'room-name' } },
+          roomName,
+          roomDescription,
+          h('h3', { text: 'Exits' }),
+          exits,
+          h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+        ),
+        h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
       ),
       h(
         'section',
@@ -122,7 +129,6 @@ export function gameScreen(nav: Nav, session: Session): Screen {
           hint,
         ),
       ),
-      h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
     ),
   );
 

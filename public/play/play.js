@@ -1303,14 +1303,21 @@ function gameScreen(nav2, session2) {
     h(
       "main",
       { class: "game" },
+      // Around the character: the room, who is online, what it carries (on a phone one scrolling
+      // area above the log; elsewhere its cards are columns of the grid).
       h(
-        "section",
-        { class: "card room", attrs: { "aria-labelledby": "room-name" } },
-        roomName,
-        roomDescription,
-        h("h3", { text: "Exits" }),
-        exits,
-        h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+        "div",
+        { class: "surroundings" },
+        h(
+          "section",
+          { class: "card room", attrs: { "aria-labelledby": "room-name" } },
+          roomName,
+          roomDescription,
+          h("h3", { text: "Exits" }),
+          exits,
+          h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+        ),
+        h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
       ),
       h(
         "section",
@@ -1324,8 +1331,7 @@ function gameScreen(nav2, session2) {
           notices.control,
           hint
         )
-      ),
-      h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
+      )
     )
   );
   const renderRoom = () => {

@@ -92,11 +92,15 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     await fillLog(bert, 30);
     await logLine(a, 'filler line 30').waitFor();
     expect(await logAtNewest(a.page)).to.equal(true);
+    // The room, the log and the command line share the screen; the page itself does not scroll.
+    const boxes = () => Promise.all(['.surroundings', '.log', '#command'].map((selector) => a.page.locator(selector).boundingBox()));
+    const [, , tallInput] = await boxes();
+    expect(tallInput!.y + tallInput!.height).to.be.at.most(PHONE.height);
 
     await a.page.locator('#command').focus();
     await a.page.setViewportSize(PHONE_KEYBOARD);
     await a.page.locator('html.short-screen').waitFor({ state: 'attached' });
-    const [room, log, input] = await Promise.all(['.room', '.log', '#command'].map((selector) => a.page.locator(selector).boundingBox()));
+    const [room, log, input] = await boxes();
     expect(log!.height, 'the log is taller than the room card').to.be.greaterThan(room!.height);
     expect(input!.y + input!.height, 'the command line is above the keyboard').to.be.at.most(PHONE_KEYBOARD.height);
     expect(room!.y + room!.height).to.be.at.most(log!.y);
