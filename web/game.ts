@@ -20,8 +20,9 @@ const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper', 'tell', 'emote', '
 const EMOTE_PREFIX = ':';
 /** How close to its end the log counts as showing the newest line. */
 const AT_BOTTOM_PX = 48;
-/** A phone (play.css's narrow layout) this short has its keyboard open. */
+/** Up to this width play.css lays the game out for a phone (its 760 px media query)… */
 const PHONE_WIDTH_PX = 760;
+/** …and a phone screen lower than this has its keyboard open. */
 const SHORT_SCREEN_PX = 560;
 /** Commands that change what lies in the room or is carried. */
 const ITEM_VERBS = new Set(['get', 'take', 'drop']);
@@ -234,14 +235,14 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     const chat = CHAT_VERBS.has(verb);
     if (!chat) write('echo', text);
     const result = await call(api.POST('/command', { body: { command: text } }));
+    // A chat command's words come back as its chat message; only a refused one shows what was typed.
+    if (chat && !(result.ok && result.data.success)) write('echo', text);
     if (!result.ok) {
       if (result.status === 409) return nav.lobby();
-      if (chat) write('echo', text);
       return write('error', result.detail);
     }
     const { success, message } = result.data;
     if (success && chat) return live.poke();
-    if (chat) write('echo', text);
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? 'reply' : 'error', shown.before);

@@ -1420,14 +1420,13 @@ function gameScreen(nav2, session2) {
     const chat = CHAT_VERBS.has(verb);
     if (!chat) write("echo", text);
     const result = await call(api.POST("/command", { body: { command: text } }));
+    if (chat && !(result.ok && result.data.success)) write("echo", text);
     if (!result.ok) {
       if (result.status === 409) return nav2.lobby();
-      if (chat) write("echo", text);
       return write("error", result.detail);
     }
     const { success, message } = result.data;
     if (success && chat) return live.poke();
-    if (chat) write("echo", text);
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? "reply" : "error", shown.before);
