@@ -352,13 +352,16 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change a user's role, ban, unban, delete, or set a password
+         * Change a user's role, ban, unban, delete, set a password, or make an account permanent
          * @description `action` is one of `change_role`, `ban` (alias `deactivate`), `unban`, `delete`,
-         *     `change_password`. `ban`/`unban` need BAN_USERS, the others MANAGE_USERS (superuser).
-         *     The caller must outrank the target; banning removes every session of the target.
-         *     Admin-set passwords need at least 8 characters (400 `Password must be at least 8
-         *     characters long`) and then pass the STANDARD policy (400); setting one removes every
-         *     session of the target.
+         *     `change_password`, `make_permanent`. `ban`/`unban` need BAN_USERS, `make_permanent`
+         *     CREATE_USERS (admin and up), the others MANAGE_USERS (superuser). The caller must
+         *     outrank the target; banning removes every session of the target. Admin-set passwords
+         *     need at least 8 characters (400 `Password must be at least 8 characters long`) and then
+         *     pass the STANDARD policy (400); setting one removes every session of the target.
+         *     `make_permanent` lifts the 24-hour expiry of a temporary account (guest or `/register`)
+         *     so it is never purged; its sessions stay. An account that is not temporary answers 400
+         *     `User '<name>' is not a temporary account`.
          */
         post: operations["adminManageUser"];
         delete?: never;
@@ -669,6 +672,28 @@ export interface paths {
         };
         /** List the account's characters in a world */
         get: operations["listCharacters"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The worlds, with what the session's account may do in each
+         * @description The entries of `available_worlds` in the answer to `POST /login`, read again: a client
+         *     that stays on its world list sees new world grants, revoked ones and its character
+         *     counts without logging in again.
+         */
+        get: operations["listWorlds"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1106,9 +1131,11 @@ export interface components {
             detail: string;
         };
         /**
-         * @description A 400 answer; `errors` lists each place where the request breaks the contract.
+         * @description A 400 answer; `errors` lists each place where the request breaks the contract. For a
+         *     contract violation `detail` names each field and its rule in plain words, e.g.
+         *     `Invalid request: command: must be at most 2000 characters`.
          * @example {
-         *       "detail": "Invalid request: request/body must have required property 'password'",
+         *       "detail": "Invalid request: password: is required",
          *       "errors": [
          *         {
          *           "path": "/body/password",
@@ -1787,6 +1814,9 @@ export interface components {
             /** @description Must equal `password`. */
             password_confirm: string;
         };
+        WorldList: {
+            worlds: components["schemas"]["WorldEntry"][];
+        };
         ManageUserRequest: {
             session_id?: components["schemas"]["SessionId"];
             /** @description Letter case and surrounding spaces are ignored. */
@@ -1948,10 +1978,10 @@ export interface components {
             events: components["schemas"]["LedgerEvent"][];
         };
         /**
-         * @description `deactivate` is an alias of `ban`.
+         * @description `deactivate` is an alias of `ban`; `make_permanent` lifts a temporary account's expiry.
          * @enum {string}
          */
-        ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password";
+        ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password" | "make_permanent";
     };
     responses: {
         /** @description The request does not match the contract, or a field value is invalid. */
@@ -1962,7 +1992,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "detail": "Invalid request: request/body must have required property 'password'",
+                 *       "detail": "Invalid request: password: is required",
                  *       "errors": [
                  *         {
                  *           "path": "/body/password",
@@ -3963,6 +3993,54 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorlds: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every active world, ordered by id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "worlds": [
+                     *         {
+                     *           "id": "emberwick",
+                     *           "name": "Emberwick",
+                     *           "description": "A canal town around a cold foundry.",
+                     *           "can_access": true,
+                     *           "can_create": true,
+                     *           "access_mode": "open",
+                     *           "naming_mode": "generated",
+                     *           "slot_limit_per_account": 3,
+                     *           "current_character_count": 1,
+                     *           "is_locked": false,
+                     *           "is_invite_only": false,
+                     *           "has_permission_grant": false,
+                     *           "has_existing_character": true,
+                     *           "access_reason": "ok"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorldList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

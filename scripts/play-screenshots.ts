@@ -1,12 +1,15 @@
 /**
  * `npm run play:screenshots`: plays a short scene on a fresh in-process server (temporary
  * SQLite database) in headless Chromium and saves what the play client shows, at desktop
- * (1280×800) and phone (375×812) size, as docs/play-desktop.png and docs/play-phone.png (the
- * README shows them). Needs the browser the browser tests use (test/browser/browser.ts).
+ * (1280×800) and phone (375×812) size and on the phone with its keyboard open (375×400), as
+ * docs/play-desktop.png, docs/play-phone.png and docs/play-phone-keyboard.png, then the staff
+ * view as docs/play-admin.png (the README shows them). Needs the browser the browser tests use
+ * (test/browser/browser.ts).
  */
 import path from 'node:path';
 import { startTestServer } from '../test/helpers/test-server.ts';
 import { GOOD_PASSWORD } from '../test/helpers/accounts.ts';
+import { createUser } from '../test/helpers/accounts.ts';
 import { loginAs, okCmd, registerGuest, selectCharacter, type Player } from '../test/helpers/players.ts';
 import { DESKTOP, PHONE, launchChromium, openPlay } from '../test/browser/browser.ts';
 
@@ -60,7 +63,24 @@ try {
   await page.locator('.log').evaluate((log) => log.scrollTo(0, log.scrollHeight));
   await page.waitForTimeout(300);
   await page.screenshot({ path: path.join(DOCS, 'play-phone.png') });
-  console.log('Wrote docs/play-desktop.png and docs/play-phone.png.');
+  // The on-screen keyboard takes about half the height.
+  await page.locator('#command').focus();
+  await page.setViewportSize({ width: PHONE.width, height: 400 });
+  await page.locator('html.short-screen').waitFor({ state: 'attached' });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(DOCS, 'play-phone-keyboard.png') });
+
+  await createUser(server, 'warden', 'admin');
+  const staff = await openPlay(browser, server.url, DESKTOP);
+  await staff.page.getByRole('textbox', { name: 'Username' }).fill('warden');
+  await staff.page.getByRole('textbox', { name: 'Password' }).fill(GOOD_PASSWORD);
+  await staff.page.getByRole('button', { name: 'Log in' }).click();
+  await staff.page.getByRole('button', { name: 'Admin' }).click();
+  // Asked before the ban: the view as it asks.
+  await staff.page.getByRole('button', { name: `Ban ${mara.username}` }).click();
+  await staff.page.waitForTimeout(300);
+  await staff.page.screenshot({ path: path.join(DOCS, 'play-admin.png') });
+  console.log('Wrote docs/play-desktop.png, docs/play-phone.png, docs/play-phone-keyboard.png and docs/play-admin.png.');
 } finally {
   await browser.close();
   await server.close();

@@ -35,6 +35,7 @@ function registerForm(nav: Nav): HTMLFormElement {
   const confirm = input('password', 'new-password');
   return form(
     [
+      h('p', { class: 'notice', text: 'New accounts last 24 hours, unless an administrator makes yours permanent.' }),
       field('Username', username, '2–20 letters, digits, _ . or -'),
       field('Password', password, PASSWORD_HINT),
       field('Repeat the password', confirm),

@@ -60,3 +60,35 @@ export function form(children: Child[], submitLabel: string, onSubmit: () => Pro
   });
   return element;
 }
+
+export interface Question {
+  /** The dialog's heading, e.g. `Ban mira?`. */
+  question: string;
+  detail: string;
+  /** The confirming button's text, e.g. `Ban`. */
+  confirm: string;
+  /** A value to ask for too (a new password); the dialog cannot be confirmed while it is empty. */
+  input?: { element: HTMLInputElement; label: string };
+}
+
+/**
+ * Asks before something that cannot be taken back (a ban, a kick): a small modal dialog of the
+ * page's own (never the browser's confirm()); true when it is confirmed.
+ */
+export function ask({ question, detail, confirm, input }: Question): Promise<boolean> {
+  const yes = h('button', { class: 'primary', text: confirm, attrs: { type: 'submit', value: 'yes' } });
+  const cancel = h('button', { class: 'ghost', text: 'Cancel', attrs: { type: 'button' } });
+  if (input) input.element.required = true;
+  const body = h('form', { attrs: { method: 'dialog' } }, h('p', { text: detail }), input ? field(input.label, input.element) : null, h('div', { class: 'ask-buttons' }, cancel, yes));
+  const dialog = h('dialog', { class: 'ask', attrs: { 'aria-label': question } }, h('h2', { text: question }), body);
+  cancel.addEventListener('click', () => dialog.close());
+  document.body.append(dialog);
+  dialog.showModal();
+  (input?.element ?? yes).focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      dialog.remove();
+      resolve(dialog.returnValue === 'yes');
+    });
+  });
+}

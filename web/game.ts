@@ -4,14 +4,26 @@
  * the live events (live.ts).
  */
 import { api, call, saveSession, type Schemas, type Session } from './api.ts';
+import { attention } from './attention.ts';
 import { h } from './dom.ts';
 import { connectLive, type LiveState } from './live.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
-import { chatLine, commonPrefix, completions, END_TEXT, itemLine, listEntries, movementLine, parseRoom, type Room } from './text.ts';
+import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, parseRoom, utcDate, type Room } from './text.ts';
 
 const STATE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', polling: 'Polling', away: 'Reconnecting…' };
-/** Chat commands are answered by their chat message (an event, or the next poll), not by the reply. */
-const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper']);
+/**
+ * Chat commands are answered by their chat message (an event, or the next poll), which shows
+ * the words once; neither the typed line nor the reply is written too (docs/decisions.md).
+ */
+const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper', 'tell', 'emote', 'pose', 'ooc']);
+/** `:waves` is `emote waves`. */
+const EMOTE_PREFIX = ':';
+/** How close to its end the log counts as showing the newest line. */
+const AT_BOTTOM_PX = 48;
+/** Up to this width play.css lays the game out for a phone (its 760 px media query)… */
+const PHONE_WIDTH_PX = 760;
+/** …and a phone screen lower than this has its keyboard open. */
+const SHORT_SCREEN_PX = 560;
 /** Commands that change what lies in the room or is carried. */
 const ITEM_VERBS = new Set(['get', 'take', 'drop']);
 const MAX_LOG_LINES = 400;
@@ -21,9 +33,9 @@ const capitalize = (word: string) => word.charAt(0).toUpperCase() + word.slice(1
 
 /** `2026-11-21 20:21:00` (UTC) as the player's local time of day. */
 function clock(utc: string): HTMLTimeElement {
-  const date = new Date(`${utc.replace(' ', 'T')}Z`);
-  const text = Number.isNaN(date.getTime()) ? '' : date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return h('time', { text, attrs: { datetime: `${utc.replace(' ', 'T')}Z` } });
+  const date = utcDate(utc);
+  const valid = !Number.isNaN(date.getTime());
+  return h('time', { text: valid ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '', attrs: { datetime: valid ? date.toISOString() : '' } });
 }
 
 export function gameScreen(nav: Nav, session: Session): Screen {
@@ -44,7 +56,17 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const people = h('ul', { class: 'things' });
   const log = h('ol', { class: 'log', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'What happens', tabindex: '0' } });
   const command = h('input', {
-    attrs: { id: 'command', type: 'text', autocomplete: 'off', autocapitalize: 'none', spellcheck: 'false', enterkeyhint: 'send', placeholder: 'look, north, say hello…', 'aria-describedby': 'command-hint' },
+    attrs: {
+      id: 'command',
+      type: 'text',
+      maxlength: String(COMMAND_MAX_LENGTH),
+      autocomplete: 'off',
+      autocapitalize: 'none',
+      spellcheck: 'false',
+      enterkeyhint: 'send',
+      placeholder: 'look, north, say hello…',
+      'aria-describedby': 'command-hint',
+    },
   });
   const hint = h('div', { class: 'hint', attrs: { id: 'command-hint', 'aria-live': 'polite' } });
   const onlineTitle = h('h3', { text: 'Online' });
@@ -62,6 +84,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   );
   const switchCharacter = h('button', { class: 'ghost', text: 'Characters', attrs: { type: 'button' } });
   switchCharacter.addEventListener('click', () => nav.lobby());
+  const notices = attention();
 
   const element = h(
     'div',
@@ -78,14 +101,21 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     h(
       'main',
       { class: 'game' },
+      // Around the character: the room, who is online, what it carries (on a phone one scrolling
+      // area above the log; elsewhere its cards are columns of the grid).
       h(
-        'section',
-        { class: 'card room', attrs: { 'aria-labelledby': 'room-name' } },
-        roomName,
-        roomDescription,
-        h('h3', { text: 'Exits' }),
-        exits,
-        h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+        'div',
+        { class: 'surroundings' },
+        h(
+          'section',
+          { class: 'card room', attrs: { 'aria-labelledby': 'room-name' } },
+          roomName,
+          roomDescription,
+          h('h3', { text: 'Exits' }),
+          exits,
+          h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+        ),
+        h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
       ),
       h(
         'section',
@@ -96,10 +126,10 @@ export function gameScreen(nav: Nav, session: Session): Screen {
           'div',
           { class: 'play-footer' },
           h('div', { class: 'quick', attrs: { role: 'group', 'aria-label': 'Quick commands' } }, quick('Look', 'look'), quick('Who', 'who'), quick('Inventory', 'inventory'), quick('Help', 'help')),
+          notices.control,
           hint,
         ),
       ),
-      h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
     ),
   );
 
@@ -140,11 +170,34 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     if (inventory.length === 0) inventoryList.append(h('li', { class: 'muted', text: 'Empty-handed.' }));
   };
 
+  // The log follows its newest line unless the player scrolled up to read; a change of its
+  // size (the phone's keyboard, the banner, a rotation) keeps whichever it was.
+  let following = true;
+  const toNewest = () => {
+    log.scrollTop = log.scrollHeight;
+  };
+  log.addEventListener('scroll', () => {
+    following = log.scrollHeight - log.scrollTop - log.clientHeight < AT_BOTTOM_PX;
+  });
+  const resizes = new ResizeObserver(() => {
+    if (following) toNewest();
+  });
+  resizes.observe(log);
+
+  // The visual viewport is what the keyboard leaves of the screen (also where the layout
+  // viewport keeps its height, as on iOS).
+  const viewport = window.visualViewport;
+  const fit = () => {
+    const height = viewport?.height ?? window.innerHeight;
+    document.documentElement.style.setProperty('--app-height', `${Math.round(height)}px`);
+    document.documentElement.classList.toggle('short-screen', height < SHORT_SCREEN_PX && window.innerWidth <= PHONE_WIDTH_PX);
+  };
+  fit();
+  (viewport ?? window).addEventListener('resize', fit);
   const addLine = (line: HTMLLIElement) => {
-    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
     log.append(line);
     while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild!.remove();
-    if (atBottom) log.scrollTop = log.scrollHeight;
+    if (following) toNewest();
   };
   const write = (kind: string, text: string) => addLine(h('li', { class: `line ${kind}`, text }));
 
@@ -165,25 +218,31 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     renderSide();
   };
 
-  /** Reads the room without writing to the log (on entering, and after being away). */
-  const refreshRoom = async () => {
+  /** Reads the room; into the log too on entering (after being away and after item changes, the card alone). */
+  const refreshRoom = async (intoLog = false) => {
     const look = await call(api.POST('/command', { body: { command: 'look' } }));
     if (look.ok) {
       const shown = parseRoom(look.data.message);
-      if (shown) setRoom(shown.room);
+      if (!shown) return;
+      setRoom(shown.room);
+      if (intoLog) showRoomInLog(shown.room);
     } else if (look.status === 409) nav.lobby();
   };
 
   const send = async (text: string) => {
-    write('echo', text);
-    const verb = text.trim().replace(/^\//, '').split(/\s+/)[0]!.toLowerCase();
+    const line = text.trim().replace(/^\//, '');
+    const verb = line.startsWith(EMOTE_PREFIX) ? 'emote' : line.split(/\s+/)[0]!.toLowerCase();
+    const chat = CHAT_VERBS.has(verb);
+    if (!chat) write('echo', text);
     const result = await call(api.POST('/command', { body: { command: text } }));
+    // A chat command's words come back as its chat message; only a refused one shows what was typed.
+    if (chat && !(result.ok && result.data.success)) write('echo', text);
     if (!result.ok) {
       if (result.status === 409) return nav.lobby();
       return write('error', result.detail);
     }
     const { success, message } = result.data;
-    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    if (success && chat) return live.poke();
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? 'reply' : 'error', shown.before);
@@ -259,10 +318,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   });
 
   // --- live events --------------------------------------------------------------------------
+  let state: LiveState = 'connecting';
   const live = connectLive(session.id, {
     chat: (message) => {
       const line = chatLine(message, me);
       addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), h('span', { class: 'speaker', text: `${line.speaker}:` }), ' ', h('span', { class: 'text', text: line.text })));
+      if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
       if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
@@ -291,10 +352,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       if (shown) setRoom(shown.room);
     },
     ended: (reason) => nav.ended(END_TEXT[reason]),
-    state: (state) => {
-      connection.textContent = STATE_TEXT[state];
-      connection.dataset.state = state;
-      banner.hidden = state !== 'away';
+    state: (next) => {
+      if (next === 'away' && (state === 'live' || state === 'polling')) write('system', 'Disconnected. Reconnecting…');
+      state = next;
+      connection.textContent = STATE_TEXT[next];
+      connection.dataset.state = next;
+      banner.hidden = next !== 'away';
     },
     resumed: () => {
       write('system', 'Connected again.');
@@ -308,8 +371,38 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     write('notice', session.guestNotice);
     saveSession({ ...session, guestNotice: undefined });
   }
+  /** The session is over: the log stays to be read (and copied), the command line goes. */
+  let ended = false;
+  const end = (detail: string) => {
+    if (ended) return;
+    ended = true;
+    live.stop();
+    notices.dispose();
+    const again = h('button', { class: 'primary', text: 'Log in again', attrs: { type: 'button' }, onClick: () => nav.auth() });
+    const heading = h('h2', { text: 'Session ended', attrs: { tabindex: '-1' } });
+    commandForm.replaceWith(h('section', { class: 'card ended-here', attrs: { role: 'alert' } }, heading, h('p', { text: detail }), again));
+    element.querySelector('.play-footer')?.remove();
+    banner.hidden = true;
+    connection.textContent = 'Ended';
+    connection.dataset.state = 'ended';
+    switchCharacter.remove();
+    element.querySelector('.account')?.remove();
+    again.focus();
+  };
+
   renderSide();
-  void refreshRoom();
+  void refreshRoom(true);
   void refreshStatus();
-  return { element, focus: command, dispose: live.stop };
+  return {
+    element,
+    focus: command,
+    dispose: () => {
+      live.stop();
+      resizes.disconnect();
+      (viewport ?? window).removeEventListener('resize', fit);
+      document.documentElement.classList.remove('short-screen');
+      notices.dispose();
+    },
+    end,
+  };
 }

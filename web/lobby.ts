@@ -1,9 +1,15 @@
-/** After login: pick a world (with what the account may do there) and a character, or create one. */
+/**
+ * After login: pick a world (with what the account may do there) and a character, or create
+ * one. The world list is read again (GET /worlds) whenever the page comes back into view and
+ * every half minute, so a world access granted meanwhile shows without logging in again.
+ */
 import { api, call, saveSession, type Schemas, type Session } from './api.ts';
 import { h } from './dom.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
 
 type World = Schemas['WorldEntry'];
+
+const WORLDS_REFRESH_MS = 30_000;
 
 const ACCESS_TEXT: Record<World['access_reason'], string> = {
   ok: 'You can enter',
@@ -34,12 +40,37 @@ function worldCard(world: World, onChoose: () => void): HTMLButtonElement {
 
 export function lobbyScreen(nav: Nav, session: Session): Screen {
   const characters = h('section', { class: 'card characters', attrs: { 'aria-live': 'polite' } });
-  const cards = session.worlds.map((world) => worldCard(world, () => choose(world)));
   const heading = h('h1', { text: 'Choose a world', attrs: { tabindex: '-1' } });
+  const worldList = h('div', { class: 'world-list' });
+  let cards: HTMLButtonElement[] = [];
+  let chosen: string | undefined;
+
+  const markChosen = () => cards.forEach((card, index) => card.setAttribute('aria-pressed', String(session.worlds[index]!.id === chosen)));
+  const renderWorlds = () => {
+    cards = session.worlds.map((world) => worldCard(world, () => choose(world)));
+    markChosen();
+    worldList.replaceChildren(...cards);
+  };
 
   const choose = (world: World) => {
-    cards.forEach((card, index) => card.setAttribute('aria-pressed', String(session.worlds[index] === world)));
+    chosen = world.id;
+    markChosen();
     void showCharacters(world);
+  };
+
+  /** Reads the world list again; with `reshow`, the chosen world's characters too when what the account may do there changed. */
+  const refreshWorlds = async (reshow = true) => {
+    const listed = await call(api.GET('/worlds'));
+    if (!listed.ok || JSON.stringify(listed.data.worlds) === JSON.stringify(session.worlds)) return;
+    const before = session.worlds.find((world) => world.id === chosen);
+    const focused = cards.findIndex((card) => card === document.activeElement);
+    const focusedId = focused >= 0 ? session.worlds[focused]!.id : undefined;
+    session.worlds = listed.data.worlds;
+    saveSession(session);
+    renderWorlds();
+    if (focusedId) cards[session.worlds.findIndex((world) => world.id === focusedId)]?.focus();
+    const after = session.worlds.find((world) => world.id === chosen);
+    if (reshow && after && (after.can_access !== before?.can_access || after.can_create !== before?.can_create)) void showCharacters(after);
   };
 
   const showCharacters = async (world: World, notice?: string) => {
@@ -80,11 +111,8 @@ export function lobbyScreen(nav: Nav, session: Session): Screen {
       const created = await call(api.POST('/characters/create', { body: { world_id: world.id } }));
       create.disabled = false;
       if (!created.ok) return fail(created.detail);
-      world.current_character_count++;
-      world.has_existing_character = true;
-      saveSession(session);
-      cards[session.worlds.indexOf(world)]!.querySelector('.badges')?.replaceWith(badges(world));
-      await showCharacters(world, created.data.message);
+      await refreshWorlds(false);
+      await showCharacters(session.worlds.find((w) => w.id === world.id) ?? world, created.data.message);
       // Keyboard users land on the new character's Play button.
       characters.querySelector<HTMLButtonElement>(`[data-character-id="${created.data.character_id}"]`)?.focus();
     });
@@ -102,9 +130,26 @@ export function lobbyScreen(nav: Nav, session: Session): Screen {
     'div',
     { class: 'screen' },
     h('header', { class: 'topbar' }, h('span', { class: 'brand small' }, h('span', { class: 'brand-mark', text: '\u25c6', attrs: { 'aria-hidden': 'true' } }), ' MUD'), h('span', { class: 'who-am-i', text: `${session.username} · ${session.role}` }), accountButtons(nav, session)),
-    h('main', { class: 'lobby' }, h('section', { class: 'worlds' }, heading, h('div', { class: 'world-list' }, ...cards)), characters),
+    h('main', { class: 'lobby' }, h('section', { class: 'worlds' }, heading, worldList), characters),
   );
+  renderWorlds();
   const preferred = session.worlds.find((w) => w.has_existing_character && w.can_access) ?? session.worlds.find((w) => w.can_access) ?? session.worlds[0];
   if (preferred) choose(preferred);
-  return { element, focus: heading };
+
+  const onFocus = () => void refreshWorlds();
+  const onVisibility = () => {
+    if (document.visibilityState === 'visible') void refreshWorlds();
+  };
+  window.addEventListener('focus', onFocus);
+  document.addEventListener('visibilitychange', onVisibility);
+  const timer = setInterval(onFocus, WORLDS_REFRESH_MS);
+  return {
+    element,
+    focus: heading,
+    dispose: () => {
+      window.removeEventListener('focus', onFocus);
+      document.removeEventListener('visibilitychange', onVisibility);
+      clearInterval(timer);
+    },
+  };
 }

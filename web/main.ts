@@ -41,7 +41,8 @@ const nav: Nav = {
   },
   ended: (detail) => {
     saveSession(null);
-    show(endedScreen(detail));
+    if (current?.end) current.end(detail);
+    else show(endedScreen(detail));
   },
   release: () => {
     current?.dispose?.();

@@ -9,6 +9,8 @@ export interface Screen {
   focus: HTMLElement;
   /** Stops what the screen keeps running (the event stream). */
   dispose?: () => void;
+  /** Shows in place that the session ended (the game keeps its log); without it a screen of its own says so. */
+  end?: (detail: string) => void;
 }
 
 export interface Nav {

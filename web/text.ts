@@ -123,3 +123,23 @@ function startsWith(name: string, prefix: string): boolean {
 function unique(names: string[]): string[] {
   return [...new Set(names)];
 }
+
+/** The contract's `maxLength` of a command (openapi.yaml, CommandRequest); play-text.test.ts checks they agree. */
+export const COMMAND_MAX_LENGTH = 2000;
+
+/** `2026-11-21 20:21:00`, the API's UTC time stamps, as a Date (invalid for anything else). */
+export function utcDate(stamp: string): Date {
+  return new Date(`${stamp.replace(' ', 'T')}Z`);
+}
+
+/**
+ * Whether `text` names the character by its first name (so also by its whole name), as a word
+ * of its own or with a possessive 's, in any letter case.
+ */
+export function mentions(text: string, name: string): boolean {
+  const first = name.split(' ')[0]!.toLowerCase();
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'\u2019-]+/u)
+    .some((word) => word.replace(/['\u2019]s$/, '') === first);
+}

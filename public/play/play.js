@@ -561,6 +561,23 @@ function form(children, submitLabel, onSubmit) {
   });
   return element;
 }
+function ask({ question, detail, confirm, input: input2 }) {
+  const yes = h("button", { class: "primary", text: confirm, attrs: { type: "submit", value: "yes" } });
+  const cancel = h("button", { class: "ghost", text: "Cancel", attrs: { type: "button" } });
+  if (input2) input2.element.required = true;
+  const body = h("form", { attrs: { method: "dialog" } }, h("p", { text: detail }), input2 ? field(input2.label, input2.element) : null, h("div", { class: "ask-buttons" }, cancel, yes));
+  const dialog = h("dialog", { class: "ask", attrs: { "aria-label": question } }, h("h2", { text: question }), body);
+  cancel.addEventListener("click", () => dialog.close());
+  document.body.append(dialog);
+  dialog.showModal();
+  (input2?.element ?? yes).focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      dialog.remove();
+      resolve(dialog.returnValue === "yes");
+    });
+  });
+}
 
 // web/auth.ts
 var PASSWORD_HINT = "At least 12 characters; not a common password, no runs like abc or 123, no character 4 times in a row.";
@@ -590,6 +607,7 @@ function registerForm(nav2) {
   const confirm = input("password", "new-password");
   return form(
     [
+      h("p", { class: "notice", text: "New accounts last 24 hours, unless an administrator makes yours permanent." }),
       field("Username", username, "2–20 letters, digits, _ . or -"),
       field("Password", password, PASSWORD_HINT),
       field("Repeat the password", confirm)
@@ -680,6 +698,66 @@ function authScreen(nav2, notice) {
     )
   );
   return { element, focus: first };
+}
+
+// web/attention.ts
+var SOUND_KEY = "mud-play-sound";
+function attention() {
+  const title = document.title;
+  let unread = 0;
+  let audio = null;
+  const showCount = () => {
+    document.title = unread > 0 ? `(${unread}) ${title}` : title;
+  };
+  const onVisibility = () => {
+    if (document.visibilityState === "visible") {
+      unread = 0;
+      showCount();
+    }
+  };
+  document.addEventListener("visibilitychange", onVisibility);
+  const toggle = h("input", { attrs: { type: "checkbox", id: "sound" } });
+  toggle.checked = localStorage.getItem(SOUND_KEY) === "on";
+  const ready = () => {
+    if (toggle.checked) audio ??= new AudioContext();
+  };
+  toggle.addEventListener("change", () => {
+    localStorage.setItem(SOUND_KEY, toggle.checked ? "on" : "off");
+    ready();
+    if (toggle.checked) beep();
+  });
+  document.addEventListener("pointerdown", ready, { once: true });
+  document.addEventListener("keydown", ready, { once: true });
+  const beep = () => {
+    if (!audio) return;
+    const oscillator = audio.createOscillator();
+    const gain = audio.createGain();
+    oscillator.frequency.value = 880;
+    gain.gain.setValueAtTime(0.12, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(1e-3, audio.currentTime + 0.18);
+    oscillator.connect(gain).connect(audio.destination);
+    oscillator.start();
+    oscillator.stop(audio.currentTime + 0.18);
+  };
+  return {
+    notice: (forMe) => {
+      if (document.visibilityState === "hidden") {
+        unread++;
+        showCount();
+      }
+      if (forMe && toggle.checked) beep();
+    },
+    control: h("label", { class: "sound", attrs: { title: "A beep for whispers, tells and mentions of your name" } }, toggle, " Sound"),
+    dispose: () => {
+      document.removeEventListener("visibilitychange", onVisibility);
+      document.removeEventListener("pointerdown", ready);
+      document.removeEventListener("keydown", ready);
+      void audio?.close();
+      audio = null;
+      unread = 0;
+      showCount();
+    }
+  };
 }
 
 // web/live.ts
@@ -825,128 +903,6 @@ function connectLive(sessionId, handlers) {
   };
 }
 
-// web/admin.ts
-function onlineText(player) {
-  if (player.is_online_in_world) return `Playing (${player.online_world_ids.join(", ")})`;
-  return player.is_online_account ? "Online" : "Offline";
-}
-function table(headings, rows, empty) {
-  const head = h("tr", {}, ...headings.map((text) => h("th", { text, attrs: { scope: "col" } })));
-  const body = h("tbody", {}, ...rows);
-  if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
-  return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
-}
-function openAdmin(session2, opener) {
-  const status = h("p", { class: "admin-status", attrs: { role: "status" } });
-  const users = h("section", { attrs: { "aria-labelledby": "admin-users" } });
-  const sessions = h("section", { attrs: { "aria-labelledby": "admin-sessions" } });
-  const closeButton = h("button", { class: "ghost", text: "Close", attrs: { type: "button" } });
-  const refreshButton = h("button", { class: "ghost", text: "Refresh", attrs: { type: "button" } });
-  const report = (outcome) => {
-    const ok = outcome.ok && outcome.data.success;
-    status.textContent = outcome.ok ? outcome.data.message : outcome.detail;
-    status.dataset.ok = String(ok);
-    void refresh();
-  };
-  const usernameInput = h("input", { attrs: { type: "text", list: "admin-usernames", autocomplete: "off", spellcheck: "false" } });
-  const usernames = h("datalist", { attrs: { id: "admin-usernames" } });
-  const worldSelect = h("select", {}, ...session2.worlds.map((world) => h("option", { text: world.name, attrs: { value: world.id } })));
-  const grantForm = h(
-    "form",
-    { class: "grant" },
-    field("User", usernameInput),
-    usernames,
-    field("World", worldSelect),
-    h("button", { class: "primary", text: "Grant access", attrs: { type: "submit" } })
-  );
-  grantForm.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    const body = { target_username: usernameInput.value.trim(), world_id: worldSelect.value, can_access: true };
-    report(await call(api.POST("/admin/user/world-access", { body })));
-  });
-  const refresh = async () => {
-    const [players, live] = await Promise.all([call(api.GET("/admin/database/players")), call(api.GET("/admin/database/sessions"))]);
-    if (!players.ok) users.replaceChildren(h("h3", { text: "Users", attrs: { id: "admin-users" } }), h("p", { class: "form-error", text: players.detail }));
-    else {
-      usernames.replaceChildren(...players.data.players.map((player) => h("option", { attrs: { value: player.username } })));
-      const rows = players.data.players.map((player) => {
-        const banned = !player.is_active;
-        const action = h("button", { class: "small", text: banned ? "Unban" : "Ban", attrs: { type: "button", "aria-label": `${banned ? "Unban" : "Ban"} ${player.username}` } });
-        action.addEventListener("click", async () => {
-          report(await call(api.POST("/admin/user/manage", { body: { action: banned ? "unban" : "ban", target_username: player.username } })));
-        });
-        return h(
-          "tr",
-          { class: banned ? "banned" : "" },
-          h("th", { text: player.username, attrs: { scope: "row" } }),
-          h("td", { text: player.role }),
-          h("td", {}, h("span", { class: `dot ${player.is_online_account ? "on" : "off"}`, attrs: { "aria-hidden": "true" } }), onlineText(player)),
-          h("td", { text: banned ? "Banned" : player.is_guest ? "Guest" : "Active" }),
-          h("td", { text: String(player.character_count) }),
-          h("td", {}, action)
-        );
-      });
-      users.replaceChildren(h("h3", { text: `Users (${rows.length})`, attrs: { id: "admin-users" } }), table(["User", "Role", "Online", "Account", "Characters", ""], rows, "No users."));
-    }
-    if (!live.ok) sessions.replaceChildren(h("h3", { text: "Sessions", attrs: { id: "admin-sessions" } }), h("p", { class: "form-error", text: live.detail }));
-    else {
-      const rows = live.data.sessions.map((row) => {
-        const kick = h("button", { class: "small danger", text: "Kick", attrs: { type: "button", "aria-label": `Kick session ${row.id} of ${row.username}` } });
-        kick.addEventListener("click", async () => {
-          report(await call(api.POST("/admin/session/kick", { body: { target_session_id: String(row.id) } })));
-        });
-        return h(
-          "tr",
-          {},
-          h("th", { text: String(row.id), attrs: { scope: "row" } }),
-          h("td", { text: row.username }),
-          h("td", { text: row.character_name ?? "—" }),
-          h("td", { text: row.world_id ?? "—" }),
-          h("td", { text: row.client_type }),
-          h("td", { text: row.last_activity }),
-          h("td", {}, kick)
-        );
-      });
-      sessions.replaceChildren(
-        h("h3", { text: `Active sessions (${rows.length})`, attrs: { id: "admin-sessions" } }),
-        table(["#", "User", "Character", "World", "Client", "Last activity (UTC)", ""], rows, "No sessions.")
-      );
-    }
-  };
-  const dialog = h(
-    "dialog",
-    { class: "admin", attrs: { "aria-labelledby": "admin-title" } },
-    h("header", {}, h("h2", { text: "Administration", attrs: { id: "admin-title" } }), refreshButton, closeButton),
-    status,
-    h("section", { attrs: { "aria-labelledby": "admin-grant" } }, h("h3", { text: "Grant world access", attrs: { id: "admin-grant" } }), grantForm),
-    users,
-    sessions
-  );
-  closeButton.addEventListener("click", () => dialog.close());
-  refreshButton.addEventListener("click", () => void refresh());
-  dialog.addEventListener("close", () => {
-    dialog.remove();
-    opener.focus();
-  });
-  document.body.append(dialog);
-  dialog.showModal();
-  void refresh();
-}
-
-// web/nav.ts
-var STAFF_ROLES = /* @__PURE__ */ new Set(["admin", "superuser"]);
-async function logout(nav2) {
-  nav2.release();
-  await call(api.POST("/logout", { body: {} }));
-  saveSession(null);
-  nav2.auth("You have logged out.");
-}
-function accountButtons(nav2, session2) {
-  const admin = STAFF_ROLES.has(session2.role) ? h("button", { class: "ghost", text: "Admin", attrs: { type: "button", "aria-haspopup": "dialog" } }) : null;
-  admin?.addEventListener("click", () => openAdmin(session2, admin));
-  return h("div", { class: "account" }, admin, h("button", { class: "ghost", text: "Log out", attrs: { type: "button" }, onClick: () => void logout(nav2) }));
-}
-
 // src/services/game/event-text.ts
 var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
 function decodeEntities(text) {
@@ -1070,18 +1026,223 @@ function startsWith(name, prefix) {
 function unique(names) {
   return [...new Set(names)];
 }
+var COMMAND_MAX_LENGTH = 2e3;
+function utcDate(stamp) {
+  return /* @__PURE__ */ new Date(`${stamp.replace(" ", "T")}Z`);
+}
+function mentions(text, name) {
+  const first = name.split(" ")[0].toLowerCase();
+  return text.toLowerCase().split(/[^\p{L}\p{N}'\u2019-]+/u).some((word) => word.replace(/['\u2019]s$/, "") === first);
+}
+
+// src/shared/roles.ts
+var ROLES = ["player", "worldbuilder", "admin", "superuser"];
+var GRANTS = {
+  player: ["play_game", "chat"],
+  worldbuilder: ["play_game", "chat", "edit_world", "create_rooms", "create_items"],
+  admin: ["play_game", "chat", "edit_world", "create_users", "kick_users", "ban_users", "view_logs", "stop_server"]
+};
+function rank(role) {
+  return ROLES.indexOf(role);
+}
+function hasPermission(role, permission) {
+  return role === "superuser" || GRANTS[role].includes(permission);
+}
+function outranks(actor, target) {
+  return rank(actor) > rank(target);
+}
+
+// web/admin.ts
+function onlineText(player) {
+  if (player.is_online_in_world) return `Playing (${player.online_world_ids.join(", ")})`;
+  return player.is_online_account ? "Online" : "Offline";
+}
+function localTime(utc) {
+  if (utc === null) return h("span", { class: "muted", text: "—" });
+  const date = utcDate(utc);
+  if (Number.isNaN(date.getTime())) return h("span", { text: utc });
+  return h("time", { text: date.toLocaleString([], { dateStyle: "short", timeStyle: "short" }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
+}
+function table(headings, rows, empty) {
+  const head = h("tr", {}, ...headings.map((text) => h("th", { text, attrs: { scope: "col" } })));
+  const body = h("tbody", {}, ...rows);
+  if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
+  return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
+}
+function openAdmin(session2, opener) {
+  const status = h("p", { class: "admin-status", attrs: { role: "status" } });
+  const users = h("section", { attrs: { "aria-labelledby": "admin-users" } });
+  const sessions = h("section", { attrs: { "aria-labelledby": "admin-sessions" } });
+  const closeButton = h("button", { class: "ghost", text: "Close", attrs: { type: "button" } });
+  const refreshButton = h("button", { class: "ghost", text: "Refresh", attrs: { type: "button" } });
+  const report = (outcome) => {
+    const ok = outcome.ok && outcome.data.success;
+    status.textContent = outcome.ok ? outcome.data.message : outcome.detail;
+    status.dataset.ok = String(ok);
+    void refresh();
+  };
+  const usernameInput = h("input", { attrs: { type: "text", list: "admin-usernames", autocomplete: "off", spellcheck: "false" } });
+  const usernames = h("datalist", { attrs: { id: "admin-usernames" } });
+  const worldSelect = h("select", {}, ...session2.worlds.map((world) => h("option", { text: world.name, attrs: { value: world.id } })));
+  const grantForm = h(
+    "form",
+    { class: "grant" },
+    field("User", usernameInput),
+    usernames,
+    field("World", worldSelect),
+    h("button", { class: "primary", text: "Grant access", attrs: { type: "submit" } })
+  );
+  grantForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = { target_username: usernameInput.value.trim(), world_id: worldSelect.value, can_access: true };
+    report(await call(api.POST("/admin/user/world-access", { body })));
+  });
+  const manage = async (body) => report(await call(api.POST("/admin/user/manage", { body })));
+  const button = (text, label, onClick, danger = false) => h("button", { class: `small${danger ? " danger" : ""}`, text, attrs: { type: "button", "aria-label": label }, onClick });
+  const roleCell = (player) => {
+    if (!hasPermission(session2.role, "manage_users") || !outranks(session2.role, player.role)) return h("td", { text: player.role });
+    const assignable = ROLES.filter((role) => session2.role === "superuser" || outranks(session2.role, role));
+    const select = h("select", { attrs: { "aria-label": `Role of ${player.username}` } }, ...assignable.map((role) => h("option", { text: role, attrs: { value: role, selected: role === player.role } })));
+    select.addEventListener("change", async () => {
+      const role = select.value;
+      const sure = await ask({ question: `Make ${player.username} ${role === "admin" ? "an" : "a"} ${role}?`, detail: `${player.username} is ${player.role === "admin" ? "an" : "a"} ${player.role} now; the change counts from their next request.`, confirm: "Change role" });
+      if (sure) await manage({ action: "change_role", target_username: player.username, new_role: role });
+      else select.value = player.role;
+    });
+    return h("td", {}, select);
+  };
+  const accountText = (player) => {
+    if (!player.is_active) return h("td", { text: "Banned" });
+    if (!player.is_guest) return h("td", { text: "Permanent" });
+    return h("td", {}, "Temporary until ", localTime(player.guest_expires_at));
+  };
+  const userActions = (player) => {
+    if (player.username === session2.username || !outranks(session2.role, player.role)) return [];
+    const actions = [];
+    const name = player.username;
+    if (hasPermission(session2.role, "ban_users")) {
+      if (player.is_active) {
+        actions.push(
+          button("Ban", `Ban ${name}`, async () => {
+            if (await ask({ question: `Ban ${name}?`, detail: `${name} is logged out everywhere at once and cannot log in until unbanned.`, confirm: "Ban" })) await manage({ action: "ban", target_username: name });
+          }, true)
+        );
+      } else actions.push(button("Unban", `Unban ${name}`, () => void manage({ action: "unban", target_username: name })));
+    }
+    if (player.is_guest && hasPermission(session2.role, "create_users")) {
+      actions.push(button("Make permanent", `Make ${name} permanent`, () => void manage({ action: "make_permanent", target_username: name })));
+    }
+    if (hasPermission(session2.role, "manage_users")) {
+      actions.push(
+        button("Reset password", `Reset the password of ${name}`, async () => {
+          const password = h("input", { attrs: { type: "password", autocomplete: "new-password" } });
+          const sure = await ask({
+            question: `New password for ${name}`,
+            detail: `${name} is logged out everywhere and logs in with this password from now on.`,
+            confirm: "Set password",
+            input: { element: password, label: "New password" }
+          });
+          if (sure) await manage({ action: "change_password", target_username: name, new_password: password.value });
+        })
+      );
+    }
+    return actions;
+  };
+  const refresh = async () => {
+    const [players, live] = await Promise.all([call(api.GET("/admin/database/players")), call(api.GET("/admin/database/sessions"))]);
+    if (!players.ok) users.replaceChildren(h("h3", { text: "Users", attrs: { id: "admin-users" } }), h("p", { class: "form-error", text: players.detail }));
+    else {
+      usernames.replaceChildren(...players.data.players.map((player) => h("option", { attrs: { value: player.username } })));
+      const rows = players.data.players.map(
+        (player) => h(
+          "tr",
+          { class: player.is_active ? "" : "banned" },
+          h("th", { text: player.username, attrs: { scope: "row" } }),
+          roleCell(player),
+          h("td", {}, h("span", { class: `dot ${player.is_online_account ? "on" : "off"}`, attrs: { "aria-hidden": "true" } }), onlineText(player)),
+          accountText(player),
+          h("td", { text: String(player.character_count) }),
+          h("td", {}, localTime(player.last_login)),
+          h("td", {}, h("div", { class: "row-actions" }, ...userActions(player)))
+        )
+      );
+      users.replaceChildren(h("h3", { text: `Users (${rows.length})`, attrs: { id: "admin-users" } }), table(["User", "Role", "Online", "Account", "Characters", "Last login", ""], rows, "No users."));
+    }
+    if (!live.ok) sessions.replaceChildren(h("h3", { text: "Sessions", attrs: { id: "admin-sessions" } }), h("p", { class: "form-error", text: live.detail }));
+    else {
+      const rows = live.data.sessions.map((row) => {
+        const kick = button("Kick", `Kick session ${row.id} of ${row.username}`, async () => {
+          const who = row.character_name ? `${row.character_name} (${row.username})` : row.username;
+          if (!await ask({ question: `Kick ${who}?`, detail: `Session ${row.id} ends at once; ${row.username} can log in again.`, confirm: "Kick" })) return;
+          report(await call(api.POST("/admin/session/kick", { body: { target_session_id: String(row.id) } })));
+        }, true);
+        return h(
+          "tr",
+          {},
+          h("th", { text: String(row.id), attrs: { scope: "row" } }),
+          h("td", { text: row.username }),
+          h("td", { text: row.character_name ?? "—" }),
+          h("td", { text: row.world_id ?? "—" }),
+          h("td", { text: row.client_type }),
+          h("td", {}, localTime(row.last_activity)),
+          h("td", {}, kick)
+        );
+      });
+      sessions.replaceChildren(
+        h("h3", { text: `Active sessions (${rows.length})`, attrs: { id: "admin-sessions" } }),
+        table(["#", "User", "Character", "World", "Client", "Last activity", ""], rows, "No sessions.")
+      );
+    }
+  };
+  const dialog = h(
+    "dialog",
+    { class: "admin", attrs: { "aria-labelledby": "admin-title" } },
+    h("header", {}, h("h2", { text: "Administration", attrs: { id: "admin-title" } }), refreshButton, closeButton),
+    status,
+    h("section", { attrs: { "aria-labelledby": "admin-grant" } }, h("h3", { text: "Grant world access", attrs: { id: "admin-grant" } }), grantForm),
+    users,
+    sessions
+  );
+  closeButton.addEventListener("click", () => dialog.close());
+  refreshButton.addEventListener("click", () => void refresh());
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    opener.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  void refresh();
+}
+
+// web/nav.ts
+var STAFF_ROLES = /* @__PURE__ */ new Set(["admin", "superuser"]);
+async function logout(nav2) {
+  nav2.release();
+  await call(api.POST("/logout", { body: {} }));
+  saveSession(null);
+  nav2.auth("You have logged out.");
+}
+function accountButtons(nav2, session2) {
+  const admin = STAFF_ROLES.has(session2.role) ? h("button", { class: "ghost", text: "Admin", attrs: { type: "button", "aria-haspopup": "dialog" } }) : null;
+  admin?.addEventListener("click", () => openAdmin(session2, admin));
+  return h("div", { class: "account" }, admin, h("button", { class: "ghost", text: "Log out", attrs: { type: "button" }, onClick: () => void logout(nav2) }));
+}
 
 // web/game.ts
 var STATE_TEXT = { connecting: "Connecting…", live: "Live", polling: "Polling", away: "Reconnecting…" };
-var CHAT_VERBS = /* @__PURE__ */ new Set(["say", "chat", "yell", "whisper"]);
+var CHAT_VERBS = /* @__PURE__ */ new Set(["say", "chat", "yell", "whisper", "tell", "emote", "pose", "ooc"]);
+var EMOTE_PREFIX = ":";
+var AT_BOTTOM_PX = 48;
+var PHONE_WIDTH_PX = 760;
+var SHORT_SCREEN_PX = 560;
 var ITEM_VERBS = /* @__PURE__ */ new Set(["get", "take", "drop"]);
 var MAX_LOG_LINES = 400;
 var MAX_HISTORY = 100;
 var capitalize = (word) => word.charAt(0).toUpperCase() + word.slice(1);
 function clock(utc) {
-  const date = /* @__PURE__ */ new Date(`${utc.replace(" ", "T")}Z`);
-  const text = Number.isNaN(date.getTime()) ? "" : date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  return h("time", { text, attrs: { datetime: `${utc.replace(" ", "T")}Z` } });
+  const date = utcDate(utc);
+  const valid = !Number.isNaN(date.getTime());
+  return h("time", { text: valid ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "", attrs: { datetime: valid ? date.toISOString() : "" } });
 }
 function gameScreen(nav2, session2) {
   const character = session2.character;
@@ -1099,7 +1260,17 @@ function gameScreen(nav2, session2) {
   const people = h("ul", { class: "things" });
   const log = h("ol", { class: "log", attrs: { role: "log", "aria-live": "polite", "aria-label": "What happens", tabindex: "0" } });
   const command = h("input", {
-    attrs: { id: "command", type: "text", autocomplete: "off", autocapitalize: "none", spellcheck: "false", enterkeyhint: "send", placeholder: "look, north, say hello…", "aria-describedby": "command-hint" }
+    attrs: {
+      id: "command",
+      type: "text",
+      maxlength: String(COMMAND_MAX_LENGTH),
+      autocomplete: "off",
+      autocapitalize: "none",
+      spellcheck: "false",
+      enterkeyhint: "send",
+      placeholder: "look, north, say hello…",
+      "aria-describedby": "command-hint"
+    }
   });
   const hint = h("div", { class: "hint", attrs: { id: "command-hint", "aria-live": "polite" } });
   const onlineTitle = h("h3", { text: "Online" });
@@ -1116,6 +1287,7 @@ function gameScreen(nav2, session2) {
   );
   const switchCharacter = h("button", { class: "ghost", text: "Characters", attrs: { type: "button" } });
   switchCharacter.addEventListener("click", () => nav2.lobby());
+  const notices = attention();
   const element = h(
     "div",
     { class: "screen game-screen" },
@@ -1131,14 +1303,21 @@ function gameScreen(nav2, session2) {
     h(
       "main",
       { class: "game" },
+      // Around the character: the room, who is online, what it carries (on a phone one scrolling
+      // area above the log; elsewhere its cards are columns of the grid).
       h(
-        "section",
-        { class: "card room", attrs: { "aria-labelledby": "room-name" } },
-        roomName,
-        roomDescription,
-        h("h3", { text: "Exits" }),
-        exits,
-        h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+        "div",
+        { class: "surroundings" },
+        h(
+          "section",
+          { class: "card room", attrs: { "aria-labelledby": "room-name" } },
+          roomName,
+          roomDescription,
+          h("h3", { text: "Exits" }),
+          exits,
+          h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+        ),
+        h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
       ),
       h(
         "section",
@@ -1149,10 +1328,10 @@ function gameScreen(nav2, session2) {
           "div",
           { class: "play-footer" },
           h("div", { class: "quick", attrs: { role: "group", "aria-label": "Quick commands" } }, quick("Look", "look"), quick("Who", "who"), quick("Inventory", "inventory"), quick("Help", "help")),
+          notices.control,
           hint
         )
-      ),
-      h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
+      )
     )
   );
   const renderRoom = () => {
@@ -1189,11 +1368,29 @@ function gameScreen(nav2, session2) {
     inventoryList.replaceChildren(...inventory.map((item) => h("li", { text: item })));
     if (inventory.length === 0) inventoryList.append(h("li", { class: "muted", text: "Empty-handed." }));
   };
+  let following = true;
+  const toNewest = () => {
+    log.scrollTop = log.scrollHeight;
+  };
+  log.addEventListener("scroll", () => {
+    following = log.scrollHeight - log.scrollTop - log.clientHeight < AT_BOTTOM_PX;
+  });
+  const resizes = new ResizeObserver(() => {
+    if (following) toNewest();
+  });
+  resizes.observe(log);
+  const viewport = window.visualViewport;
+  const fit = () => {
+    const height = viewport?.height ?? window.innerHeight;
+    document.documentElement.style.setProperty("--app-height", `${Math.round(height)}px`);
+    document.documentElement.classList.toggle("short-screen", height < SHORT_SCREEN_PX && window.innerWidth <= PHONE_WIDTH_PX);
+  };
+  fit();
+  (viewport ?? window).addEventListener("resize", fit);
   const addLine = (line) => {
-    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 48;
     log.append(line);
     while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild.remove();
-    if (atBottom) log.scrollTop = log.scrollHeight;
+    if (following) toNewest();
   };
   const write = (kind, text) => addLine(h("li", { class: `line ${kind}`, text }));
   const showRoomInLog = (shown) => addLine(h("li", { class: "line room-entry" }, h("strong", { text: shown.name }), h("span", { text: shown.description })));
@@ -1208,23 +1405,28 @@ function gameScreen(nav2, session2) {
     inventory = listEntries(status.data.inventory);
     renderSide();
   };
-  const refreshRoom = async () => {
+  const refreshRoom = async (intoLog = false) => {
     const look = await call(api.POST("/command", { body: { command: "look" } }));
     if (look.ok) {
       const shown = parseRoom(look.data.message);
-      if (shown) setRoom(shown.room);
+      if (!shown) return;
+      setRoom(shown.room);
+      if (intoLog) showRoomInLog(shown.room);
     } else if (look.status === 409) nav2.lobby();
   };
   const send = async (text) => {
-    write("echo", text);
-    const verb = text.trim().replace(/^\//, "").split(/\s+/)[0].toLowerCase();
+    const line = text.trim().replace(/^\//, "");
+    const verb = line.startsWith(EMOTE_PREFIX) ? "emote" : line.split(/\s+/)[0].toLowerCase();
+    const chat = CHAT_VERBS.has(verb);
+    if (!chat) write("echo", text);
     const result = await call(api.POST("/command", { body: { command: text } }));
+    if (chat && !(result.ok && result.data.success)) write("echo", text);
     if (!result.ok) {
       if (result.status === 409) return nav2.lobby();
       return write("error", result.detail);
     }
     const { success, message } = result.data;
-    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    if (success && chat) return live.poke();
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? "reply" : "error", shown.before);
@@ -1291,10 +1493,12 @@ function gameScreen(nav2, session2) {
     hint.textContent = "";
     void send(text);
   });
+  let state = "connecting";
   const live = connectLive(session2.id, {
     chat: (message) => {
       const line = chatLine(message, me);
       addLine(h("li", { class: `line chat ${line.channel}` }, clock(message.created_at), h("span", { class: "speaker", text: `${line.speaker}:` }), " ", h("span", { class: "text", text: line.text })));
+      if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
       if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
@@ -1323,10 +1527,12 @@ function gameScreen(nav2, session2) {
       if (shown) setRoom(shown.room);
     },
     ended: (reason) => nav2.ended(END_TEXT[reason]),
-    state: (state) => {
-      connection.textContent = STATE_TEXT[state];
-      connection.dataset.state = state;
-      banner.hidden = state !== "away";
+    state: (next) => {
+      if (next === "away" && (state === "live" || state === "polling")) write("system", "Disconnected. Reconnecting…");
+      state = next;
+      connection.textContent = STATE_TEXT[next];
+      connection.dataset.state = next;
+      banner.hidden = next !== "away";
     },
     resumed: () => {
       write("system", "Connected again.");
@@ -1339,13 +1545,42 @@ function gameScreen(nav2, session2) {
     write("notice", session2.guestNotice);
     saveSession({ ...session2, guestNotice: void 0 });
   }
+  let ended = false;
+  const end = (detail) => {
+    if (ended) return;
+    ended = true;
+    live.stop();
+    notices.dispose();
+    const again = h("button", { class: "primary", text: "Log in again", attrs: { type: "button" }, onClick: () => nav2.auth() });
+    const heading = h("h2", { text: "Session ended", attrs: { tabindex: "-1" } });
+    commandForm.replaceWith(h("section", { class: "card ended-here", attrs: { role: "alert" } }, heading, h("p", { text: detail }), again));
+    element.querySelector(".play-footer")?.remove();
+    banner.hidden = true;
+    connection.textContent = "Ended";
+    connection.dataset.state = "ended";
+    switchCharacter.remove();
+    element.querySelector(".account")?.remove();
+    again.focus();
+  };
   renderSide();
-  void refreshRoom();
+  void refreshRoom(true);
   void refreshStatus();
-  return { element, focus: command, dispose: live.stop };
+  return {
+    element,
+    focus: command,
+    dispose: () => {
+      live.stop();
+      resizes.disconnect();
+      (viewport ?? window).removeEventListener("resize", fit);
+      document.documentElement.classList.remove("short-screen");
+      notices.dispose();
+    },
+    end
+  };
 }
 
 // web/lobby.ts
+var WORLDS_REFRESH_MS = 3e4;
 var ACCESS_TEXT = {
   ok: "You can enter",
   invite_required: "Invitation required",
@@ -1372,11 +1607,33 @@ function worldCard(world, onChoose) {
 }
 function lobbyScreen(nav2, session2) {
   const characters = h("section", { class: "card characters", attrs: { "aria-live": "polite" } });
-  const cards = session2.worlds.map((world) => worldCard(world, () => choose(world)));
   const heading = h("h1", { text: "Choose a world", attrs: { tabindex: "-1" } });
+  const worldList = h("div", { class: "world-list" });
+  let cards = [];
+  let chosen;
+  const markChosen = () => cards.forEach((card, index) => card.setAttribute("aria-pressed", String(session2.worlds[index].id === chosen)));
+  const renderWorlds = () => {
+    cards = session2.worlds.map((world) => worldCard(world, () => choose(world)));
+    markChosen();
+    worldList.replaceChildren(...cards);
+  };
   const choose = (world) => {
-    cards.forEach((card, index) => card.setAttribute("aria-pressed", String(session2.worlds[index] === world)));
+    chosen = world.id;
+    markChosen();
     void showCharacters(world);
+  };
+  const refreshWorlds = async (reshow = true) => {
+    const listed = await call(api.GET("/worlds"));
+    if (!listed.ok || JSON.stringify(listed.data.worlds) === JSON.stringify(session2.worlds)) return;
+    const before = session2.worlds.find((world) => world.id === chosen);
+    const focused = cards.findIndex((card) => card === document.activeElement);
+    const focusedId = focused >= 0 ? session2.worlds[focused].id : void 0;
+    session2.worlds = listed.data.worlds;
+    saveSession(session2);
+    renderWorlds();
+    if (focusedId) cards[session2.worlds.findIndex((world) => world.id === focusedId)]?.focus();
+    const after = session2.worlds.find((world) => world.id === chosen);
+    if (reshow && after && (after.can_access !== before?.can_access || after.can_create !== before?.can_create)) void showCharacters(after);
   };
   const showCharacters = async (world, notice) => {
     const title = h("h2", { text: `Characters in ${world.name}` });
@@ -1416,11 +1673,8 @@ function lobbyScreen(nav2, session2) {
       const created = await call(api.POST("/characters/create", { body: { world_id: world.id } }));
       create.disabled = false;
       if (!created.ok) return fail(created.detail);
-      world.current_character_count++;
-      world.has_existing_character = true;
-      saveSession(session2);
-      cards[session2.worlds.indexOf(world)].querySelector(".badges")?.replaceWith(badges(world));
-      await showCharacters(world, created.data.message);
+      await refreshWorlds(false);
+      await showCharacters(session2.worlds.find((w) => w.id === world.id) ?? world, created.data.message);
       characters.querySelector(`[data-character-id="${created.data.character_id}"]`)?.focus();
     });
     const note = world.can_create ? "New characters get a name from the world." : world.naming_mode === "manual" ? "Characters here are named by the staff." : "You cannot create a character here now.";
@@ -1436,11 +1690,27 @@ function lobbyScreen(nav2, session2) {
     "div",
     { class: "screen" },
     h("header", { class: "topbar" }, h("span", { class: "brand small" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), " MUD"), h("span", { class: "who-am-i", text: `${session2.username} · ${session2.role}` }), accountButtons(nav2, session2)),
-    h("main", { class: "lobby" }, h("section", { class: "worlds" }, heading, h("div", { class: "world-list" }, ...cards)), characters)
+    h("main", { class: "lobby" }, h("section", { class: "worlds" }, heading, worldList), characters)
   );
+  renderWorlds();
   const preferred = session2.worlds.find((w) => w.has_existing_character && w.can_access) ?? session2.worlds.find((w) => w.can_access) ?? session2.worlds[0];
   if (preferred) choose(preferred);
-  return { element, focus: heading };
+  const onFocus = () => void refreshWorlds();
+  const onVisibility = () => {
+    if (document.visibilityState === "visible") void refreshWorlds();
+  };
+  window.addEventListener("focus", onFocus);
+  document.addEventListener("visibilitychange", onVisibility);
+  const timer = setInterval(onFocus, WORLDS_REFRESH_MS);
+  return {
+    element,
+    focus: heading,
+    dispose: () => {
+      window.removeEventListener("focus", onFocus);
+      document.removeEventListener("visibilitychange", onVisibility);
+      clearInterval(timer);
+    }
+  };
 }
 
 // web/main.ts
@@ -1473,7 +1743,8 @@ var nav = {
   },
   ended: (detail) => {
     saveSession(null);
-    show(endedScreen(detail));
+    if (current2?.end) current2.end(detail);
+    else show(endedScreen(detail));
   },
   release: () => {
     current2?.dispose?.();

@@ -84,7 +84,7 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(accountsRouter(services.accounts, services.sessions, limits));
   app.use(labRouter(services.sessions, services.lab, services.llm));
   app.use(pipelineRouter(services.sessions, services.conditionAxis));
-  app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, limits }));
+  app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, worldAccess: services.worldAccess, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
   app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));
   app.use(

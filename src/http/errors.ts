@@ -78,12 +78,83 @@ function badSessionId(issues: ValidatorIssue[]): boolean {
   return issues.some((i) => /^\/(body|query|params)\/session_id$/.test(i.path));
 }
 
+/** Where an issue is, as a player would name it: `/body/inputs/entity/species` is `inputs.entity.species`. */
+function fieldName(path: string): string {
+  const [, part = '', rest = ''] = /^\/(body|query|params|path|headers|cookies)\/?(.*)$/.exec(path) ?? [];
+  if (rest === '') return part === 'body' || part === '' ? 'the request body' : `the ${part}`;
+  const name = rest.split('/').join('.');
+  return part === 'headers' ? `header ${name}` : name;
+}
+
+const TYPE_NAMES: Readonly<Record<string, string>> = {
+  string: 'a string',
+  integer: 'a whole number',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'a list',
+  null: 'null',
+};
+
+const plural = (count: string, one: string, many = `${one}s`) => `${count} ${count === '1' ? one : many}`;
+
+/**
+ * The rule an issue breaks, in plain words (the validator's own texts read like
+ * `request/body/command must NOT have more than 2000 characters`): what a player sees.
+ */
+function plainRule(issue: ValidatorIssue): string {
+  const keyword = issue.errorCode?.replace(/\.openapi\.validation$/, '');
+  const number = /-?\d+(\.\d+)?/.exec(issue.message)?.[0] ?? '';
+  switch (keyword) {
+    case 'required':
+      return 'is required';
+    case 'maxLength':
+      return `must be at most ${plural(number, 'character')}`;
+    case 'minLength':
+      return number === '1' ? 'must not be empty' : `must be at least ${plural(number, 'character')}`;
+    case 'maxItems':
+      return `must have at most ${plural(number, 'entry', 'entries')}`;
+    case 'minItems':
+      return `must have at least ${plural(number, 'entry', 'entries')}`;
+    case 'maximum':
+      return `must be at most ${number}`;
+    case 'minimum':
+      return `must be at least ${number}`;
+    case 'exclusiveMaximum':
+      return `must be less than ${number}`;
+    case 'exclusiveMinimum':
+      return `must be more than ${number}`;
+    case 'type': {
+      const types = issue.message.replace(/^must be /, '').split(',');
+      return `must be ${types.map((type) => TYPE_NAMES[type] ?? type).join(' or ')}`;
+    }
+    case 'enum':
+      return `must be one of: ${issue.message.split(': ').slice(1).join(': ')}`;
+    case 'pattern':
+      return 'is not in the accepted format';
+    case 'format':
+      return `must be a valid ${/"(.+)"/.exec(issue.message)?.[1] ?? 'value'}`;
+    case 'additionalProperties':
+    case 'unevaluatedProperties':
+      return 'is not a known field';
+    default:
+      if (/^Unknown query parameter/.test(issue.message)) return 'is not a known query parameter';
+      return issue.message.replace(/^request\/\S*\s*/, '');
+  }
+}
+
+/** `Invalid request: command: must be at most 2000 characters` (decisions.md §2: readable on its own). */
+function plainDetail(err: ValidatorError, issues: ValidatorIssue[]): string {
+  if (issues.length === 0) return `Invalid request: ${err.message.replace(/request\/\S*\s*/g, '')}`;
+  return `Invalid request: ${issues.map((issue) => `${fieldName(issue.path)}: ${plainRule(issue)}`).join('; ')}`;
+}
+
 function fromValidator(err: ValidatorError): HttpError {
   const issues = err.errors ?? [];
   if (err.status === 400 && badSessionId(issues)) return new HttpError(401, INVALID_SESSION);
   switch (err.status) {
     case 400:
-      return new HttpError(400, `Invalid request: ${err.message}`, {
+      return new HttpError(400, plainDetail(err, issues), {
         errors: issues.map((i) => ({ path: i.path, message: i.message })),
       });
     case 404:

@@ -37,10 +37,11 @@ export interface PlayPage {
 
 /**
  * A fresh browser context (own storage) on `${baseUrl}/play`, recording errors and dialogs.
- * `init` runs in the page before its scripts (e.g. to take EventSource away).
+ * `init` runs in the page before its scripts (e.g. to take EventSource away); `timezoneId` is
+ * the viewer's time zone.
  */
-export async function openPlay(browser: Browser, baseUrl: string, viewport = DESKTOP, init?: string): Promise<PlayPage> {
-  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId: 'UTC' });
+export async function openPlay(browser: Browser, baseUrl: string, viewport = DESKTOP, init?: string, timezoneId = 'UTC'): Promise<PlayPage> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, locale: 'en-GB', timezoneId });
   const page = await context.newPage();
   const errors: string[] = [];
   const dialogs: string[] = [];

@@ -6,7 +6,8 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, statusOf } from '../helpers/players.ts';
-import { chatLine, commonPrefix, completions, decodeEntities, listEntries, movementLine, parseRoom } from '../../web/text.ts';
+import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, decodeEntities, listEntries, mentions, movementLine, parseRoom, utcDate } from '../../web/text.ts';
+import { loadContract } from '../../src/http/openapi.ts';
 
 describe('play client: reading the game texts (web/text.ts)', () => {
   let server: TestServer;
@@ -49,6 +50,19 @@ describe('play client: reading the game texts (web/text.ts)', () => {
     const whisper = { ...base, sender: 'Mara Vell', text: '[WHISPER: Mara Vell \u2192 Wren Ashdown] psst', channel: 'whisper' as const, recipient: 'Wren Ashdown' };
     expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst' });
     expect(chatLine(whisper, 'Mara Vell').speaker).to.equal('You whisper to Wren Ashdown');
+  });
+
+  it("knows the contract's command length, the API's UTC stamps, and when a text names a character", () => {
+    const schemas = (loadContract().document as unknown as { components: { schemas: Record<string, { properties: Record<string, { maxLength?: number }> }> } }).components.schemas;
+    expect(COMMAND_MAX_LENGTH).to.equal(schemas.CommandRequest!.properties.command!.maxLength);
+    expect(utcDate('2026-11-21 20:21:00').toISOString()).to.equal('2026-11-21T20:21:00.000Z');
+    expect(Number.isNaN(utcDate('soon').getTime())).to.equal(true);
+    expect(mentions('Wren, are you there?', 'Wren Ashdown')).to.equal(true);
+    expect(mentions('ask wren ashdown', 'Wren Ashdown')).to.equal(true);
+    expect(mentions('the wrens are singing', 'Wren Ashdown')).to.equal(false);
+    expect(mentions("Wren's lantern", 'Wren Ashdown')).to.equal(true);
+    expect(mentions("O'Brien here", "O'Brien")).to.equal(true);
+    expect(mentions("O'Briens here", "O'Brien")).to.equal(false);
   });
 
   it('words arrivals and departures', () => {

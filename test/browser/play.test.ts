@@ -151,7 +151,8 @@ describe(`play client (${DB_NAME})`, function () {
       await page.keyboard.press('Tab');
       expect(await page.locator('#command').inputValue()).to.equal('look');
       await page.keyboard.press('Enter');
-      await page.locator('.log .room-entry', { hasText: "Lockkeeper's Square" }).waitFor();
+      // The room was written on entering; look writes it again.
+      await page.locator('.log .room-entry', { hasText: "Lockkeeper's Square" }).nth(1).waitFor();
       await page.keyboard.type('get c');
       await page.keyboard.press('Tab');
       expect(await page.locator('#command').inputValue()).to.equal('get Canal Penny');
@@ -285,6 +286,7 @@ describe(`play client (${DB_NAME})`, function () {
       expect(await row.locator('td').nth(1).textContent()).to.match(/^Playing \(emberwick\)$/);
 
       await dialog.getByRole('button', { name: new RegExp(`^Kick session \\d+ of ${mara.username}$`) }).click();
+      await admin.page.getByRole('dialog', { name: `Kick ${mara.name} (${mara.username})?` }).getByRole('button', { name: 'Kick', exact: true }).click();
       await dialog.getByRole('status').filter({ hasText: 'Session disconnected' }).waitFor();
       await player.page.getByRole('heading', { name: 'Session ended' }).waitFor();
       await player.page.getByText('An administrator ended your session.').waitFor();
@@ -294,6 +296,7 @@ describe(`play client (${DB_NAME})`, function () {
       await dialog.getByRole('button', { name: 'Grant access' }).click();
       await dialog.getByRole('status').filter({ hasText: `Granted ${mara.username} access to world 'hollow_spire'` }).waitFor();
       await dialog.getByRole('button', { name: `Ban ${mara.username}` }).click();
+      await admin.page.getByRole('dialog', { name: `Ban ${mara.username}?` }).getByRole('button', { name: 'Ban', exact: true }).click();
       await dialog.getByRole('button', { name: `Unban ${mara.username}` }).waitFor();
       expect(await row.locator('td').nth(2).textContent()).to.equal('Banned');
       await dialog.getByRole('button', { name: `Unban ${mara.username}` }).click();

@@ -23,6 +23,7 @@ const FLOW: ReadonlyArray<[string, Actor?]> = [
   // The superuser's first character is character 1, which the examples select and inspect.
   ['createCharacter'],
   ['listCharacters'],
+  ['listWorlds'],
   ['selectCharacter'],
   ['runCommand'],
   ['getStatus'],

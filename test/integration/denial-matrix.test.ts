@@ -67,6 +67,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   labTranslate: 'admin',
   // Characters: any session.
   listCharacters: 'player',
+  listWorlds: 'player',
   createCharacter: 'player',
   selectCharacter: 'player',
   // Game: any session; without a bound character 409 (the matrix binds one to every role).

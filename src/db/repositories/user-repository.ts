@@ -129,6 +129,11 @@ export class UserRepository {
     return (await trx('users').where({ id, password_hash: checkedHash }).update({ password_hash: passwordHash })) > 0;
   }
 
+  /** Clears a temporary account's guest flag and expiry; false when it was not temporary. */
+  async makePermanent(id: number, trx: Knex = this.db): Promise<boolean> {
+    return (await trx('users').where({ id, is_guest: true }).update({ is_guest: false, guest_expires_at: null })) > 0;
+  }
+
   /** Removes the account; sessions and grants go with it, characters are detached. */
   async delete(id: number, trx: Knex = this.db): Promise<void> {
     await trx('users').where({ id }).delete();

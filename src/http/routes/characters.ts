@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { CharacterService } from '../../services/characters/character-service.ts';
 import type { EntryService } from '../../services/characters/entry-service.ts';
+import type { WorldAccessService } from '../../services/worlds/world-access.ts';
 import { normalizeClientType, type SessionService } from '../../services/accounts/session-service.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
 import type { RateLimits } from '../middleware/rate-limit.ts';
@@ -10,10 +11,11 @@ export interface CharactersRouterDeps {
   sessions: SessionService;
   characters: CharacterService;
   entry: EntryService;
+  worldAccess: WorldAccessService;
   limits: RateLimits;
 }
 
-export function charactersRouter({ sessions, characters, entry, limits }: CharactersRouterDeps): Router {
+export function charactersRouter({ sessions, characters, entry, worldAccess, limits }: CharactersRouterDeps): Router {
   const router = Router();
   const viewLogs = [authenticate(sessions, 'query'), requirePermission('view_logs')];
 
@@ -34,6 +36,10 @@ export function charactersRouter({ sessions, characters, entry, limits }: Charac
   router.get('/characters', authenticate(sessions, 'query'), async (req, res) => {
     const worldId = typeof req.query.world_id === 'string' ? req.query.world_id : undefined;
     res.json({ characters: await characters.list(sessionOf(res), worldId) });
+  });
+  router.get('/worlds', authenticate(sessions, 'query'), async (_req, res) => {
+    const { userId, role } = sessionOf(res);
+    res.json({ worlds: await worldAccess.listForAccount(userId, role) });
   });
   router.post('/characters/create', authenticate(sessions, 'body'), async (req, res) => {
     res.json(await characters.create(sessionOf(res), String(req.body.world_id)));

@@ -20,8 +20,8 @@ import { hasPermission, isRole, outranks, rank, type Permission, type Role } fro
 
 type SuccessMessage = components['schemas']['SuccessMessage'];
 
-const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password'] as const;
-type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password';
+const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password', 'make_permanent'] as const;
+type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password' | 'make_permanent';
 
 const ACTION_PERMISSION: Record<ManageAction, Permission> = {
   change_role: 'manage_users',
@@ -29,6 +29,8 @@ const ACTION_PERMISSION: Record<ManageAction, Permission> = {
   change_password: 'manage_users',
   ban: 'ban_users',
   unban: 'ban_users',
+  // A temporary account made permanent is as if staff had created it (docs/decisions.md).
+  make_permanent: 'create_users',
 };
 
 export const ADMIN_PASSWORD_MIN_LENGTH = 8;
@@ -155,7 +157,16 @@ export class UserAdminService {
         });
         return { success: true, message: `Successfully changed password for ${target.username}` };
       }
+      case 'make_permanent':
+        return this.makePermanent(target);
     }
+  }
+
+  /** Lifts a temporary account's 24-hour expiry; its sessions learn it through the bus (session cache, streams). */
+  private async makePermanent(target: UserRecord): Promise<SuccessMessage> {
+    if (!(await this.d.users.makePermanent(target.id))) throw new InvalidInput(`User '${target.username}' is not a temporary account`);
+    await this.d.events.publish({ type: 'account.changed', userId: target.id });
+    return { success: true, message: `${target.username}'s account is now permanent` };
   }
 
   private async changeRole(actor: AuthenticatedSession, target: UserRecord, newRole: string | undefined): Promise<SuccessMessage> {
