@@ -185,16 +185,13 @@ export class GameStateCache {
       case 'presence':
         this.dropActive(event.worldId);
         return;
-      case 'item': {
-        const room = `${event.worldId}\n${event.roomId}`;
-        this.roomItems.delete(room);
-        this.inventories.delete(event.characterId);
-        for (const loadKey of [`room:${room}`, `inventory:${event.characterId}`]) {
-          const loading = this.itemLoads.get(loadKey);
-          if (loading) loading.load.stale = true;
-        }
+      case 'item':
+        this.dropItems([`${event.worldId}\n${event.roomId}`], [event.characterId]);
         return;
-      }
+      case 'world.changed':
+        // Builders created, changed, moved or deleted items there.
+        this.dropItems(event.roomIds.map((roomId) => `${event.worldId}\n${roomId}`), event.characterIds);
+        return;
       case 'reconnected':
         for (const { load } of this.activeLoads.values()) load.stale = true;
         for (const { load } of this.itemLoads.values()) load.stale = true;
@@ -204,6 +201,15 @@ export class GameStateCache {
         return;
       default:
         return;
+    }
+  }
+
+  private dropItems(rooms: readonly string[], characterIds: readonly number[]): void {
+    for (const room of rooms) this.roomItems.delete(room);
+    for (const id of characterIds) this.inventories.delete(id);
+    for (const loadKey of [...rooms.map((room) => `room:${room}`), ...characterIds.map((id) => `inventory:${id}`)]) {
+      const loading = this.itemLoads.get(loadKey);
+      if (loading) loading.load.stale = true;
     }
   }
 
