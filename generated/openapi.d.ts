@@ -2530,7 +2530,7 @@ export interface components {
          * @example 1
          */
         ItemIdPath: number;
-        /** @example down */
+        /** @example up */
         DirectionPath: components["schemas"]["Direction"];
         /**
          * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
@@ -2539,9 +2539,9 @@ export interface components {
         IfMatch: string;
         /**
          * @description The version last read, when it is not sent as `If-Match`.
-         * @example 3
+         * @example 4
          */
-        VersionQuery: number;
+        VersionQuery: components["schemas"]["BuildVersion"];
     };
     requestBodies: never;
     headers: {
@@ -5552,7 +5552,7 @@ export interface operations {
             query?: {
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
-                 * @example 3
+                 * @example 4
                  */
                 version?: components["parameters"]["VersionQuery"];
             };
@@ -5619,7 +5619,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "version": 1,
-                 *       "description": "A low-beamed taproom, its air thick with pipe smoke. A trapdoor behind the bar stands ajar."
+                 *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor."
                  *     }
                  */
                 "application/json": components["schemas"]["RoomUpdateRequest"];
@@ -5635,15 +5635,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "sooty_heron_taproom",
+                     *       "id": "lamplit_cellar",
                      *       "zone": "canal_quarter",
-                     *       "name": "The Sooty Heron",
-                     *       "description": "A low-beamed taproom, its air thick with pipe smoke. A trapdoor behind the bar stands ajar.",
-                     *       "exits": {
-                     *         "west": "chandlers_row"
-                     *       },
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
+                     *       "exits": {},
                      *       "version": 2,
-                     *       "origin": "package",
+                     *       "origin": "builder",
                      *       "changed": true,
                      *       "items": []
                      *     }
@@ -5673,8 +5671,8 @@ export interface operations {
             path: {
                 /** @example emberwick */
                 world_id: components["parameters"]["WorldIdPath"];
-                /** @example lamplit_cellar */
-                room_id: components["parameters"]["RoomIdPath"];
+                /** @example sooty_heron_taproom */
+                room_id: string;
             };
             cookie?: never;
         };
@@ -5682,7 +5680,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "version": 4
+                 *       "version": 3
                  *     }
                  */
                 "application/json": components["schemas"]["VersionRequest"];
@@ -5705,10 +5703,20 @@ export interface operations {
                      *       "exits": {
                      *         "west": "chandlers_row"
                      *       },
-                     *       "version": 5,
+                     *       "version": 4,
                      *       "origin": "package",
                      *       "changed": true,
-                     *       "items": []
+                     *       "items": [
+                     *         {
+                     *           "id": 9,
+                     *           "item_id": "pewter_tankard",
+                     *           "name": "Pewter Tankard",
+                     *           "description": "A dented tankard.",
+                     *           "room_id": "sooty_heron_taproom",
+                     *           "held": false,
+                     *           "version": 1
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["BuildRoom"];
@@ -5745,8 +5753,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "direction": "down",
-                 *       "to": "lamplit_cellar",
+                 *       "direction": "up",
+                 *       "to": "sooty_heron_taproom",
                  *       "two_way": true,
                  *       "version": 2
                  *     }
@@ -5764,16 +5772,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "sooty_heron_taproom",
+                     *       "id": "lamplit_cellar",
                      *       "zone": "canal_quarter",
-                     *       "name": "The Sooty Heron",
-                     *       "description": "A low-beamed taproom, its air thick with pipe smoke. A trapdoor behind the bar stands ajar.",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
                      *       "exits": {
-                     *         "west": "chandlers_row",
-                     *         "down": "lamplit_cellar"
+                     *         "up": "sooty_heron_taproom"
                      *       },
                      *       "version": 3,
-                     *       "origin": "package",
+                     *       "origin": "builder",
                      *       "changed": true,
                      *       "items": []
                      *     }
@@ -5797,7 +5804,7 @@ export interface operations {
                  * @description The version last read, when it is not sent as `If-Match`.
                  * @example 3
                  */
-                version?: components["parameters"]["VersionQuery"];
+                version?: components["schemas"]["BuildVersion"];
                 /** @example true */
                 two_way?: boolean;
             };
@@ -5813,7 +5820,7 @@ export interface operations {
                 world_id: components["parameters"]["WorldIdPath"];
                 /** @example lamplit_cellar */
                 room_id: components["parameters"]["RoomIdPath"];
-                /** @example down */
+                /** @example up */
                 direction: components["parameters"]["DirectionPath"];
             };
             cookie?: never;
@@ -5829,15 +5836,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "sooty_heron_taproom",
+                     *       "id": "lamplit_cellar",
                      *       "zone": "canal_quarter",
-                     *       "name": "The Sooty Heron",
-                     *       "description": "A low-beamed taproom, its air thick with pipe smoke. A trapdoor behind the bar stands ajar.",
-                     *       "exits": {
-                     *         "west": "chandlers_row"
-                     *       },
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
+                     *       "exits": {},
                      *       "version": 4,
-                     *       "origin": "package",
+                     *       "origin": "builder",
                      *       "changed": true,
                      *       "items": []
                      *     }
@@ -5959,9 +5964,9 @@ export interface operations {
             query?: {
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
-                 * @example 3
+                 * @example 2
                  */
-                version?: components["parameters"]["VersionQuery"];
+                version?: components["schemas"]["BuildVersion"];
             };
             header?: {
                 /**
