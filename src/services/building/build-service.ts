@@ -323,6 +323,11 @@ export class BuildService {
     return items.find((i) => i.name.toLowerCase() === wanted.toLowerCase()) ?? items.find((i) => i.name.toLowerCase().startsWith(wanted.toLowerCase()));
   }
 
+  /** Every item row of the world, for an export. */
+  exportItems(worldId: string): Promise<ItemRow[]> {
+    return this.repo.worldItems(worldId);
+  }
+
   // ---- the machinery -------------------------------------------------------------------------
 
   /**
