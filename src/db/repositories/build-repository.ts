@@ -180,7 +180,7 @@ export class BuildRepository {
 
   /** A new item in a room; its item id is made from its row id, so it never meets a package's. */
   async insertItem(trx: Knex.Transaction, worldId: string, roomId: string, name: string, description: string): Promise<ItemRow> {
-    const [row] = await trx('item_instances').insert({ world_id: worldId, item_id: `pending-${roomId}`, room_id: roomId, character_id: null, name, description, version: 1 }, 'id');
+    const [row] = await trx('item_instances').insert({ world_id: worldId, item_id: 'pending', room_id: roomId, character_id: null, name, description, version: 1 }, 'id');
     const id = insertedId(row);
     await trx('item_instances').where({ id }).update({ item_id: `item-${id}` });
     return { id, worldId, itemId: `item-${id}`, roomId, characterId: null, name, description, version: 1 };

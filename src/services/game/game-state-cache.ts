@@ -5,7 +5,8 @@
  * at commit and other instances' as they arrive. A walk or recall moves the character within
  * its world's remembered list (and room index), so a move costs the same however many play;
  * presence (a character coming online or going offline) drops the world's list, which the next
- * read loads again. Items taken or dropped drop the room and the character. An active list also
+ * read loads again. Items taken or dropped drop the room and the character; a builders' change
+ * (`world.changed`) drops the rooms and holders it names. An active list also
  * lapses when the first of its sessions could expire. Nothing is served from memory while the
  * bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
  * the database themselves.
