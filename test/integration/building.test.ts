@@ -105,6 +105,13 @@ describe(`building worlds (${DB_NAME})`, function () {
       expect(room.body.items.map((i: { item_id: string }) => i.item_id)).to.deep.equal(['pewter_tankard']);
     });
 
+    it('never answers 304 or lets an answer be stored: the ETag is the version, and items change without it', async () => {
+      const room = await call(builder, 'GET', `${W}/rooms/chandlers_row`, undefined, { 'If-None-Match': '"1"' });
+      expect(room.status).to.equal(200);
+      expect(room.headers.get('cache-control')).to.equal('no-store');
+      expect(room.body.items).to.have.length(1);
+    });
+
     it('creates a room (id from the name when none is given) and refuses a taken id, an unknown zone and blank or long names', async () => {
       const res = await call(builder, 'POST', `${W}/rooms`, { name: 'Lamplit Cellar', description: 'A low brick cellar.' });
       expect(res.status, res.text).to.equal(201);

@@ -50,8 +50,17 @@ export function buildingRouter(sessions: SessionService, build: BuildService): R
     assertMayBuild(sessionOf(res).role);
     next();
   };
-  const viaQuery = [authenticate(sessions, 'query'), mayBuild];
-  const viaBody = [authenticate(sessions, 'body'), mayBuild];
+  /**
+   * The ETag is the version for If-Match, not a validator of the whole answer (a room's items,
+   * where an item lies, change without it): answers are never stored and never 304.
+   */
+  const fresh: RequestHandler = (req, res, next) => {
+    delete req.headers['if-none-match'];
+    res.set('Cache-Control', 'no-store');
+    next();
+  };
+  const viaQuery = [fresh, authenticate(sessions, 'query'), mayBuild];
+  const viaBody = [fresh, authenticate(sessions, 'body'), mayBuild];
   const base = '/api/worlds/:world_id';
 
   router.get(`${base}/rooms`, ...viaQuery, async (req, res) => {
