@@ -218,9 +218,10 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     logger,
   });
   const streams = new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
-  const worldSync = new WorldSync(worlds, new BuildRepository(db), events, logger);
+  const buildRepository = new BuildRepository(db);
+  const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
-  const build = new BuildService({ db, repo: new BuildRepository(db), worlds, access: worldAccess, sync: worldSync, bus: events, clock });
+  const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock });
   game.addCommands(...buildCommands(build));
   return {
     build,
