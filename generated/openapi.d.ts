@@ -5907,6 +5907,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["BuildForbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["ServiceUnavailable"];
         };
