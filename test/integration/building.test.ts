@@ -127,6 +127,8 @@ describe(`building worlds (${DB_NAME})`, function () {
       expect(blank.status).to.equal(400);
       expect(blank.body.detail).to.equal('Room name must not be empty');
       expect((await call(builder, 'POST', `${W}/rooms`, { name: 'x'.repeat(101), description: 'Y' })).status).to.equal(400);
+      const cleaned = await call(builder, 'POST', `${W}/rooms`, { id: 'odd_nook', name: 'Odd\u202e Nook\u0007', description: 'Cafe\u0301 corner,\nquiet.' });
+      expect(cleaned.body).to.deep.include({ name: 'Odd Nook', description: 'Caf\u00e9 corner, quiet.' });
       expect((await call(builder, 'POST', `${W}/rooms`, { name: 'X', description: 'y'.repeat(1001) })).status).to.equal(400);
     });
 

@@ -21,6 +21,7 @@ import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
 import { composeWorld, itemDescription, itemName, worldProblems } from '../worlds/world-overlay.ts';
 import type { WorldSync } from './world-sync.ts';
+import { plainText } from '../game/plain-text.ts';
 
 type Schemas = components['schemas'];
 export type BuildRoom = Schemas['BuildRoom'];
@@ -60,8 +61,12 @@ export const UNDESCRIBED = 'Nothing has been described here yet.';
 /** Length in characters (code points), as the loader counts. */
 const length = (text: string): number => [...text].length;
 
+/**
+ * A name or description as players will read it: plain text as the game makes chat (no
+ * escapes, controls or invisible code points; one line), NFC, within the loader's bounds.
+ */
 function bounded(what: string, text: string, max: number): string {
-  const trimmed = text.trim();
+  const trimmed = plainText(text).normalize('NFC');
   if (trimmed === '') throw new InvalidInput(`${what} must not be empty`);
   if (length(trimmed) > max) throw new InvalidInput(`${what} must be at most ${max} characters (it has ${length(trimmed)})`);
   return trimmed;
@@ -231,14 +236,14 @@ export class BuildService {
       const taken = room.exits[direction];
       if (taken !== undefined) throw new Conflict(`Room '${roomId}' already has an exit ${direction} (to '${taken}'); remove it first`);
       const back = OPPOSITE[direction];
-      const theirs = target.id === room.id ? (back === direction ? undefined : room.exits[back]) : target.exits[back];
+      const theirs = target.exits[back];
       if (input.twoWay && theirs !== undefined && theirs !== room.id) throw new Conflict(`Room '${target.id}' already has an exit ${back} (to '${theirs}'); remove it first`);
-      const next = await this.putRoom(w, { ...stored(room), exits: { ...room.exits, [direction]: target.id } }, 'exit.add', room);
+      await this.putRoom(w, { ...stored(room), exits: { ...room.exits, [direction]: target.id } }, 'exit.add', room);
       if (input.twoWay && theirs === undefined) {
         const there = w.world.rooms.get(target.id)!;
         await this.putRoom(w, { ...stored(there), exits: { ...there.exits, [back]: room.id } }, 'exit.add', there);
       }
-      return this.roomWithItems(w.pkg, w.world, w.world.rooms.get(roomId) ?? next, w.trx);
+      return this.roomWithItems(w.pkg, w.world, w.world.rooms.get(roomId)!, w.trx);
     });
   }
 
