@@ -1095,6 +1095,207 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/worlds/{world_id}/rooms": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the rooms of a world as it now is
+         * @description Permission EDIT_WORLD and access to the world. Every room, the package's and the builders', in zone order, with its exits and version.
+         */
+        get: operations["listWorldRooms"];
+        put?: never;
+        /**
+         * Create a room
+         * @description Permission CREATE_ROOMS and access to the world. Without `id`, one is made from the name
+         *     (lower-case letters, digits and `_`). Without `zone`, the room joins the zone of the
+         *     world's default spawn. The new room has no exits yet: add them with the exits operation.
+         */
+        post: operations["createWorldRoom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/rooms/{room_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one room, with the items lying in it
+         * @description Permission EDIT_WORLD and access to the world. `ETag` carries the room's version, for `If-Match` on the next write.
+         */
+        get: operations["getWorldRoom"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a room
+         * @description Permission CREATE_ROOMS and access to the world; the room's version as `If-Match` or
+         *     `version`. Refused (409) for the world's or a zone's spawn room and for a room where any
+         *     character stands. Exits leading into the room are removed with it, and so are the items
+         *     lying in it.
+         */
+        delete: operations["deleteWorldRoom"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a room's name, description or zone
+         * @description Permission EDIT_WORLD and access to the world. Send the version you last read, as
+         *     `If-Match` or `version`: a room changed meanwhile answers 409 naming its current
+         *     version, and nothing is written. A zone's spawn room keeps its zone. Players standing in
+         *     the room see it again (a `room` event).
+         */
+        patch: operations["updateWorldRoom"];
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/rooms/{room_id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put a room back as its package has it
+         * @description Permission EDIT_WORLD and access to the world; the room's version as `If-Match` or
+         *     `version`. Name, description, zone and exits become the package's again (a deleted
+         *     package room comes back) and the version still goes up. Refused (409) for a room the
+         *     package does not have and when a package exit would lead to a room that is gone.
+         */
+        post: operations["revertWorldRoom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/rooms/{room_id}/exits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an exit, one-way or two-way
+         * @description Permission EDIT_WORLD and access to the world; the room's version as `If-Match` or
+         *     `version`. The exit leads to a room of the same world (any zone). With `two_way`, the
+         *     destination also gets the opposite exit back (its version goes up too). A direction
+         *     already taken, here or (two-way) there, answers 409. Players in either room can use the
+         *     exit at once.
+         */
+        post: operations["addWorldExit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/rooms/{room_id}/exits/{direction}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove an exit, one-way or two-way
+         * @description Permission EDIT_WORLD and access to the world; the room's version as `If-Match` or
+         *     `version`. With `two_way=true`, the destination's exit back to this room goes too (when
+         *     it has one). A direction without an exit answers 404.
+         */
+        delete: operations["removeWorldExit"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/rooms/{room_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an item lying in a room
+         * @description Permission CREATE_ITEMS and access to the world. The item is a real row, like every item the game moves; players in the room see it at once.
+         */
+        post: operations["createWorldItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/items/{item_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one item
+         * @description Permission EDIT_WORLD and access to the world. `room_id` is null while a character holds it (`held`).
+         */
+        get: operations["getWorldItem"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an item
+         * @description Permission CREATE_ITEMS and access to the world; the item's version as `If-Match` or `version`. An item a character holds cannot be deleted (409).
+         */
+        delete: operations["deleteWorldItem"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename, describe or move an item
+         * @description Permission EDIT_WORLD and access to the world; the item's version as `If-Match` or
+         *     `version`. `room_id` moves an item lying in a room to another room of the world (an item
+         *     a character holds cannot be moved: 409).
+         */
+        patch: operations["updateWorldItem"];
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The history of builders' changes, newest first
+         * @description Permission EDIT_WORLD and access to the world. Each change names who made it, when,
+         *     through which door (`api` or `game`), what it did and the room or item before and after
+         *     (null where there was none). Page back with `before` (the oldest `id` seen).
+         */
+        get: operations["listWorldChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -1982,8 +2183,132 @@ export interface components {
          * @enum {string}
          */
         ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password" | "make_permanent";
+        /** @enum {string} */
+        Direction: "north" | "south" | "east" | "west" | "up" | "down";
+        /** @description The version last read (or send it as `If-Match`). */
+        BuildVersion: number;
+        /** @description A room as the world now has it. `version` counts its changes (1 as the package has it); `origin` says whether the package has the room or builders made it; `changed` is true once builders changed it. `items` (the items lying in it) comes with single rooms, not in lists. */
+        BuildRoom: {
+            id: string;
+            zone: string;
+            name: string;
+            description: string;
+            /** @description Direction → id of the room that way. */
+            exits: {
+                [key: string]: string;
+            };
+            version: number;
+            /** @enum {string} */
+            origin: "package" | "builder";
+            changed: boolean;
+            items?: components["schemas"]["BuildItem"][];
+        };
+        BuildRoomList: {
+            world_id: string;
+            rooms: components["schemas"]["BuildRoom"][];
+        };
+        /** @description An item row. `item_id` is its package item (or `item-<id>` for one builders made); `room_id` is null while a character holds it. */
+        BuildItem: {
+            id: number;
+            item_id: string;
+            name: string;
+            description: string;
+            room_id: string | null;
+            held: boolean;
+            version: number;
+        };
+        RoomCreateRequest: {
+            /** @description Lower-case letters, digits, `_` and `-`, at most 64; unique in the world. */
+            id?: string;
+            zone?: string;
+            name: string;
+            description: string;
+        };
+        RoomUpdateRequest: {
+            version?: components["schemas"]["BuildVersion"];
+            zone?: string;
+            name?: string;
+            description?: string;
+        };
+        VersionRequest: {
+            version?: components["schemas"]["BuildVersion"];
+        };
+        ExitCreateRequest: {
+            direction: components["schemas"]["Direction"];
+            /** @description Id of a room of the same world. */
+            to: string;
+            /** @default false */
+            two_way: boolean;
+            version?: components["schemas"]["BuildVersion"];
+        };
+        ItemCreateRequest: {
+            name: string;
+            description: string;
+        };
+        ItemUpdateRequest: {
+            version?: components["schemas"]["BuildVersion"];
+            name?: string;
+            description?: string;
+            room_id?: string;
+        };
+        WorldChange: {
+            id: number;
+            /** @description Username of the account that made the change. */
+            actor: string;
+            /** @enum {string} */
+            via: "api" | "game";
+            /** @enum {string} */
+            action: "room.create" | "room.update" | "room.delete" | "room.revert" | "exit.add" | "exit.remove" | "item.create" | "item.update" | "item.delete";
+            /** @enum {string} */
+            target_type: "room" | "item";
+            target_id: string;
+            /** @description The room or item before (null for a creation). */
+            before: Record<string, never> | null;
+            /** @description The room or item after (null for a deletion). */
+            after: Record<string, never> | null;
+            /** @description UTC `YYYY-MM-DD HH:MM:SS`. */
+            created_at: string;
+        };
+        WorldChangeList: {
+            world_id: string;
+            changes: components["schemas"]["WorldChange"][];
+        };
+        BuildConflictBody: {
+            detail: string;
+            /** @description With a stale version, the version the room or item is at now. */
+            current_version?: number;
+        };
     };
     responses: {
+        /** @description The role may not build (EDIT_WORLD, CREATE_ROOMS or CREATE_ITEMS), the account may not enter the world, or the session plays in another world. */
+        BuildForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": "Insufficient permissions. Required: edit_world"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /** @description The change clashes with the world as it now is (a stale version, a direction taken, a spawn room, someone standing there, an id taken). */
+        BuildConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": "Room 'sooty_heron_taproom' is at version 3, not 2 as sent; read it again.",
+                 *       "current_version": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["BuildConflictBody"];
+            };
+        };
         /** @description The request does not match the contract, or a field value is invalid. */
         BadRequest: {
             headers: {
@@ -2228,9 +2553,34 @@ export interface components {
          * @example web
          */
         ClientType: string;
+        /** @example lamplit_cellar */
+        RoomIdPath: string;
+        /**
+         * @description The item's row id (`id` of BuildItem).
+         * @example 1
+         */
+        ItemIdPath: number;
+        /** @example up */
+        DirectionPath: components["schemas"]["Direction"];
+        /**
+         * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+         * @example "1"
+         */
+        IfMatch: string;
+        /**
+         * @description The version last read, when it is not sent as `If-Match`.
+         * @example 4
+         */
+        VersionQuery: components["schemas"]["BuildVersion"];
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The version of the room or item, quoted (`"3"`); send it back as `If-Match`.
+         * @example "1"
+         */
+        ETag: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -5117,6 +5467,760 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorldRooms: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The world's rooms. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "rooms": [
+                     *         {
+                     *           "id": "lockkeepers_square",
+                     *           "zone": "canal_quarter",
+                     *           "name": "Lockkeeper's Square",
+                     *           "description": "A cobbled square where the canal locks meet.",
+                     *           "exits": {
+                     *             "north": "ropewalk_bridge",
+                     *             "east": "chandlers_row",
+                     *             "west": "tinkers_wharf"
+                     *           },
+                     *           "version": 1,
+                     *           "origin": "package",
+                     *           "changed": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoomList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorldRoom: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "lamplit_cellar",
+                 *       "zone": "canal_quarter",
+                 *       "name": "Lamplit Cellar",
+                 *       "description": "A low brick cellar under the taproom, lit by a single oil lamp."
+                 *     }
+                 */
+                "application/json": components["schemas"]["RoomCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new room (version 1); `ETag` carries its version. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lamplit_cellar",
+                     *       "zone": "canal_quarter",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom, lit by a single oil lamp.",
+                     *       "exits": {},
+                     *       "version": 1,
+                     *       "origin": "builder",
+                     *       "changed": true,
+                     *       "items": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorldRoom: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lamplit_cellar",
+                     *       "zone": "canal_quarter",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom, lit by a single oil lamp.",
+                     *       "exits": {},
+                     *       "version": 1,
+                     *       "origin": "builder",
+                     *       "changed": true,
+                     *       "items": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorldRoom: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version last read, when it is not sent as `If-Match`.
+                 * @example 4
+                 */
+                version?: components["parameters"]["VersionQuery"];
+            };
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Room 'lamplit_cellar' deleted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorldRoom: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 1,
+                 *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor."
+                 *     }
+                 */
+                "application/json": components["schemas"]["RoomUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The room as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lamplit_cellar",
+                     *       "zone": "canal_quarter",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
+                     *       "exits": {},
+                     *       "version": 2,
+                     *       "origin": "builder",
+                     *       "changed": true,
+                     *       "items": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revertWorldRoom: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example sooty_heron_taproom */
+                room_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["VersionRequest"];
+            };
+        };
+        responses: {
+            /** @description The room as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sooty_heron_taproom",
+                     *       "zone": "canal_quarter",
+                     *       "name": "The Sooty Heron",
+                     *       "description": "A low-beamed taproom, its air thick with pipe smoke.",
+                     *       "exits": {
+                     *         "west": "chandlers_row"
+                     *       },
+                     *       "version": 4,
+                     *       "origin": "package",
+                     *       "changed": true,
+                     *       "items": [
+                     *         {
+                     *           "id": 9,
+                     *           "item_id": "pewter_tankard",
+                     *           "name": "Pewter Tankard",
+                     *           "description": "A dented tankard.",
+                     *           "room_id": "sooty_heron_taproom",
+                     *           "held": false,
+                     *           "version": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    addWorldExit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "direction": "up",
+                 *       "to": "sooty_heron_taproom",
+                 *       "two_way": true,
+                 *       "version": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExitCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The room the exit leaves from, as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lamplit_cellar",
+                     *       "zone": "canal_quarter",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
+                     *       "exits": {
+                     *         "up": "sooty_heron_taproom"
+                     *       },
+                     *       "version": 3,
+                     *       "origin": "builder",
+                     *       "changed": true,
+                     *       "items": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeWorldExit: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version last read, when it is not sent as `If-Match`.
+                 * @example 3
+                 */
+                version?: components["schemas"]["BuildVersion"];
+                /** @example true */
+                two_way?: boolean;
+            };
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+                /** @example up */
+                direction: components["parameters"]["DirectionPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room the exit left from, as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lamplit_cellar",
+                     *       "zone": "canal_quarter",
+                     *       "name": "Lamplit Cellar",
+                     *       "description": "A low brick cellar under the taproom; a ladder leads up through a trapdoor.",
+                     *       "exits": {},
+                     *       "version": 4,
+                     *       "origin": "builder",
+                     *       "changed": true,
+                     *       "items": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildRoom"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorldItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example lamplit_cellar */
+                room_id: components["parameters"]["RoomIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Dusty Lantern",
+                 *       "description": "A tin lantern furred with cellar dust; it still holds a little oil."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ItemCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new item (version 1). */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 27,
+                     *       "item_id": "item-27",
+                     *       "name": "Dusty Lantern",
+                     *       "description": "A tin lantern furred with cellar dust; it still holds a little oil.",
+                     *       "room_id": "lamplit_cellar",
+                     *       "held": false,
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorldItem: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /**
+                 * @description The item's row id (`id` of BuildItem).
+                 * @example 1
+                 */
+                item_id: components["parameters"]["ItemIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "item_id": "canal_penny",
+                     *       "name": "Canal Penny",
+                     *       "description": "A thin copper coin stamped with a lock gate, still the only toll the bargemen will accept.",
+                     *       "room_id": "lockkeepers_square",
+                     *       "held": false,
+                     *       "version": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorldItem: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version last read, when it is not sent as `If-Match`.
+                 * @example 2
+                 */
+                version?: components["schemas"]["BuildVersion"];
+            };
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /**
+                 * @description The item's row id (`id` of BuildItem).
+                 * @example 1
+                 */
+                item_id: components["parameters"]["ItemIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Item 1 (Tarnished Canal Penny) deleted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorldItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /**
+                 * @description The item's row id (`id` of BuildItem).
+                 * @example 1
+                 */
+                item_id: components["parameters"]["ItemIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 1,
+                 *       "name": "Tarnished Canal Penny",
+                 *       "room_id": "lamplit_cellar"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ItemUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The item as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 1,
+                     *       "item_id": "canal_penny",
+                     *       "name": "Tarnished Canal Penny",
+                     *       "description": "A thin copper coin stamped with a lock gate, still the only toll the bargemen will accept.",
+                     *       "room_id": "lamplit_cellar",
+                     *       "held": false,
+                     *       "version": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildItem"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorldChanges: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+                /** @example 20 */
+                limit?: number;
+                before?: number;
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "changes": [
+                     *         {
+                     *           "id": 2,
+                     *           "actor": "root",
+                     *           "via": "api",
+                     *           "action": "room.update",
+                     *           "target_type": "room",
+                     *           "target_id": "sooty_heron_taproom",
+                     *           "before": {
+                     *             "id": "sooty_heron_taproom",
+                     *             "zone": "canal_quarter",
+                     *             "name": "The Sooty Heron",
+                     *             "description": "A low-beamed taproom, its air thick with pipe smoke.",
+                     *             "exits": {
+                     *               "west": "chandlers_row"
+                     *             },
+                     *             "version": 1
+                     *           },
+                     *           "after": {
+                     *             "id": "sooty_heron_taproom",
+                     *             "zone": "canal_quarter",
+                     *             "name": "The Sooty Heron",
+                     *             "description": "A low-beamed taproom, its air thick with pipe smoke. A trapdoor behind the bar stands ajar.",
+                     *             "exits": {
+                     *               "west": "chandlers_row"
+                     *             },
+                     *             "version": 2
+                     *           },
+                     *           "created_at": "2026-11-25 14:30:00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorldChangeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -19,6 +19,8 @@ import { VERSION } from './version.ts';
 import { prompt } from './cli-prompt.ts';
 import { readArtifact } from './services/policy/world-policies.ts';
 import { DomainError } from './services/errors.ts';
+import { checkWorldPackage, exportWorld } from './services/building/world-export.ts';
+import path from 'node:path';
 
 const HELP = `Usage: mud-server <command>
 
@@ -36,6 +38,10 @@ Commands:
   import-policy-artifact <file> [--world <id>] [--no-activate]
                                        Import a policy publish artifact (and activate it)
   ledger-export <world_id>             Print a world's event ledger as JSONL, oldest first
+  world-export <world_id> <dir>        Write a world as it now is (package and builders'
+                                       changes) as a package into an empty folder
+  world-check <dir>                    Check a world package without a server: exits 1 with
+                                       the file and key of each problem
 
 Options:
   -h, --help Show this help
@@ -107,14 +113,14 @@ async function migrate(): Promise<void> {
 }
 
 /** Runs a command against the migrated database and the loaded worlds, then releases both. */
-async function withServices(work: (services: Services, db: Db) => Promise<void>): Promise<void> {
+async function withServices(work: (services: Services, db: Db, config: LoadedConfig['config']) => Promise<void>): Promise<void> {
   const { loaded, logger } = setup();
   const worlds = await WorldCatalog.load(loaded.config.worlds.worldsRoot);
   const db = await openMigratedDatabase(loaded.config, logger);
   const services = buildServices(db, loaded.config, systemClock, worlds, VERSION, logger);
   try {
     await worlds.syncTo(services.worldRepository, systemClock);
-    await work(services, db);
+    await work(services, db, loaded.config);
   } finally {
     await services.close();
     await db.destroy();
@@ -186,7 +192,34 @@ async function ledgerExport(args: string[]): Promise<void> {
   });
 }
 
+async function worldExport(args: string[]): Promise<void> {
+  const [worldId, dir] = args;
+  if (!worldId || !dir || args.length !== 2) throw new CliError('Usage: mud-server world-export <world_id> <dir>');
+  await withServices(async (services, _db, config) => {
+    const world = services.worlds.get(worldId);
+    if (!world) throw new CliError(`World '${worldId}' not found`);
+    await services.worldSync.loadAll();
+    const packageDir = path.join(config.worlds.worldsRoot, worldId);
+    const written = await exportWorld(services.worlds.get(worldId)!, packageDir, await services.build.exportItems(worldId), dir);
+    console.log(`Exported world '${worldId}' to ${dir}: ${written.rooms} rooms, ${written.items} items in rooms.`);
+  });
+}
+
+async function worldCheck(args: string[]): Promise<void> {
+  const [dir] = args;
+  if (!dir || args.length !== 1) throw new CliError('Usage: mud-server world-check <dir>');
+  const { world, problems } = await checkWorldPackage(dir);
+  for (const problem of problems) console.error(problem);
+  if (problems.length > 0) {
+    process.exitCode = 1;
+    return;
+  }
+  console.log(`World '${world!.id}' is sound: ${world!.rooms.size} rooms in ${world!.zones.size} zones, ${world!.items.size} items.`);
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  'world-export': worldExport,
+  'world-check': worldCheck,
   'ledger-export': ledgerExport,
   'import-policy-artifact': importPolicyArtifact,
   serve,

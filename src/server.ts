@@ -130,6 +130,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
   let stopping: Promise<void> | undefined;
   try {
     await prepareDatabase(services, worlds, clock, env, logger);
+    await services.worldSync.loadAll();
     maintenance = await startMaintenance(services.maintenanceTasks, logger);
     await services.streams.start();
     const app = createApp({

@@ -34,7 +34,7 @@ export function append(parent: Node, ...children: Child[]): void {
 let fieldCount = 0;
 
 /** A labelled form field; the label's `for` ties them together for screen readers. */
-export function field(label: string, input: HTMLInputElement | HTMLSelectElement, hint?: string): HTMLElement {
+export function field(label: string, input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement, hint?: string): HTMLElement {
   input.id ||= `f-${++fieldCount}`;
   return h('div', { class: 'field' }, h('label', { text: label, attrs: { for: input.id } }), input, hint ? h('small', { class: 'hint', text: hint }) : null);
 }

@@ -2,6 +2,7 @@
 import { api, call, saveSession, type Session } from './api.ts';
 import { h } from './dom.ts';
 import { openAdmin } from './admin.ts';
+import { BUILDER_ROLES, openBuild } from './build.ts';
 
 export interface Screen {
   element: HTMLElement;
@@ -32,9 +33,14 @@ export async function logout(nav: Nav): Promise<void> {
   nav.auth('You have logged out.');
 }
 
-/** "Admin" (staff only: players never see it, and the server refuses them anyway) and "Log out". */
+/**
+ * "Build" (roles that may build, while they play), "Admin" (staff only: players never see
+ * them, and the server refuses them anyway) and "Log out".
+ */
 export function accountButtons(nav: Nav, session: Session): HTMLElement {
+  const build = session.character && BUILDER_ROLES.has(session.role) ? h('button', { class: 'ghost', text: 'Build', attrs: { type: 'button', 'aria-haspopup': 'dialog' } }) : null;
+  build?.addEventListener('click', () => openBuild(session, build));
   const admin = STAFF_ROLES.has(session.role) ? h('button', { class: 'ghost', text: 'Admin', attrs: { type: 'button', 'aria-haspopup': 'dialog' } }) : null;
   admin?.addEventListener('click', () => openAdmin(session, admin));
-  return h('div', { class: 'account' }, admin, h('button', { class: 'ghost', text: 'Log out', attrs: { type: 'button' }, onClick: () => void logout(nav) }));
+  return h('div', { class: 'account' }, build, admin, h('button', { class: 'ghost', text: 'Log out', attrs: { type: 'button' }, onClick: () => void logout(nav) }));
 }

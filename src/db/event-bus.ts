@@ -27,6 +27,11 @@ export type BusEvent =
   | { type: 'session.changed'; sessionIds: number[] }
   /** An account's role or standing changed (for the session caches). */
   | { type: 'account.changed'; userId: number }
+  /**
+   * Builders changed these rooms of a world (or the items in them, or items these characters
+   * hold): every instance reads the world's stored rooms again (src/services/building/world-sync.ts).
+   */
+  | { type: 'world.changed'; worldId: string; roomIds: string[]; characterIds: number[] }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
 

@@ -26,6 +26,7 @@ import { gameRouter } from './routes/game.ts';
 import { labRouter } from './routes/lab.ts';
 import { pipelineRouter } from './routes/pipeline.ts';
 import { ledgerRouter } from './routes/ledger.ts';
+import { buildingRouter } from './routes/building.ts';
 import { keepFloats } from '../shared/canonical-json.ts';
 import { createMetrics, metricsRouter } from './metrics.ts';
 
@@ -86,6 +87,7 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(pipelineRouter(services.sessions, services.conditionAxis));
   app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, worldAccess: services.worldAccess, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
+  app.use(buildingRouter(services.sessions, services.build));
   app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));
   app.use(
     policyRouter({

@@ -50,6 +50,10 @@ import { LocalStreamQuota } from './game/stream-quota.ts';
 import { createLimits, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
 import { LimitRepository } from '../db/repositories/limit-repository.ts';
 import { RedisCounters } from '../integrations/redis-counters.ts';
+import { BuildRepository } from '../db/repositories/build-repository.ts';
+import { BuildService } from './building/build-service.ts';
+import { WorldSync } from './building/world-sync.ts';
+import { buildCommands } from './building/build-commands.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -76,6 +80,9 @@ export interface Services {
   events: EventBus;
   lab: LabService;
   llm: LlmCommandService;
+  /** World building (rules for the API and the game's `@` commands) and the instance's copy of the builders' rooms. */
+  build: BuildService;
+  worldSync: WorldSync;
   ledger: LedgerService;
   maintenanceTasks: PeriodicTask[];
   conditionAxis: ConditionAxisService;
@@ -210,7 +217,15 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     translation: config.translation,
     logger,
   });
+  const streams = new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const buildRepository = new BuildRepository(db);
+  const worldSync = new WorldSync(worlds, buildRepository, events, logger);
+  worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
+  const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock });
+  game.addCommands(...buildCommands(build));
   return {
+    build,
+    worldSync,
     lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
     llm: new LlmCommandService(ollama, config.llm),
     ledger,
@@ -218,7 +233,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     game,
     events,
     limits,
-    streams: new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
+    streams,
     entry: new EntryService({
       db,
       users,

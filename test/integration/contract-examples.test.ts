@@ -67,6 +67,20 @@ const FLOW: ReadonlyArray<[string, Actor?]> = [
   ['getPolicyHashSnapshot'],
   ['generateConditionAxes'],
   ['adminReadLedger'],
+  // Building: a cellar under the taproom, an exit down to it, items, then undone again.
+  ['listWorldRooms'],
+  ['createWorldRoom'],
+  ['getWorldRoom'],
+  ['updateWorldRoom'],
+  ['addWorldExit'],
+  ['createWorldItem'],
+  ['getWorldItem'],
+  ['updateWorldItem'],
+  ['deleteWorldItem'],
+  ['removeWorldExit'],
+  ['deleteWorldRoom'],
+  ['revertWorldRoom'],
+  ['listWorldChanges'],
   ['adminStopServer'],
 ];
 

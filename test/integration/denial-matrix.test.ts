@@ -77,6 +77,20 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   streamEvents: 'player',
   // Pipeline: any valid session.
   generateConditionAxes: 'player',
+  // Building: EDIT_WORLD (creating and deleting rooms CREATE_ROOMS, items CREATE_ITEMS; admins may do all).
+  listWorldRooms: 'worldbuilder',
+  createWorldRoom: 'worldbuilder',
+  getWorldRoom: 'worldbuilder',
+  updateWorldRoom: 'worldbuilder',
+  deleteWorldRoom: 'worldbuilder',
+  revertWorldRoom: 'worldbuilder',
+  addWorldExit: 'worldbuilder',
+  removeWorldExit: 'worldbuilder',
+  createWorldItem: 'worldbuilder',
+  getWorldItem: 'worldbuilder',
+  updateWorldItem: 'worldbuilder',
+  deleteWorldItem: 'worldbuilder',
+  listWorldChanges: 'worldbuilder',
 };
 
 /** Protected operations the matrix cannot check as above, why, and what every caller gets instead. */

@@ -11,6 +11,8 @@ import { insertedId } from '../inserted-id.ts';
 export interface ItemInstance {
   id: number;
   itemId: string;
+  /** A builder's name for this item; null: its package item's. */
+  name: string | null;
 }
 
 export interface NewChatMessage {
@@ -73,13 +75,13 @@ export class GameRepository {
   }
 
   async roomItems(worldId: string, roomId: string): Promise<ItemInstance[]> {
-    const rows = await this.db('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select('id', 'item_id');
-    return rows.map((r) => ({ id: Number(r.id), itemId: String(r.item_id) }));
+    const rows = await this.db('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select('id', 'item_id', 'name');
+    return rows.map(itemInstance);
   }
 
   async inventory(characterId: number): Promise<ItemInstance[]> {
-    const rows = await this.db('item_instances').where({ character_id: characterId }).orderBy('id').select('id', 'item_id');
-    return rows.map((r) => ({ id: Number(r.id), itemId: String(r.item_id) }));
+    const rows = await this.db('item_instances').where({ character_id: characterId }).orderBy('id').select('id', 'item_id', 'name');
+    return rows.map(itemInstance);
   }
 
   /** Moves an item from the room to the character; false when someone else got it first. */
@@ -199,6 +201,10 @@ export class GameRepository {
     const row = await this.db('chat_messages').max({ id: 'id' }).first();
     return Number(row?.id ?? 0);
   }
+}
+
+function itemInstance(r: Record<string, unknown>): ItemInstance {
+  return { id: Number(r.id), itemId: String(r.item_id), name: (r.name as string | null) ?? null };
 }
 
 function chatRow(r: Record<string, unknown>): ChatRow {

@@ -20,7 +20,7 @@ export interface Player {
 }
 
 /** Sections of `help`, in the order it shows them. */
-export const HELP_SECTIONS = ['Movement', 'Actions', 'Communication', 'Other'] as const;
+export const HELP_SECTIONS = ['Movement', 'Actions', 'Communication', 'Building', 'Other'] as const;
 export type HelpSection = (typeof HELP_SECTIONS)[number];
 
 export interface Command {

@@ -376,7 +376,8 @@ export class EventStreams {
       for (const id of event.sessionIds) for (const stream of [...this.bySession.get(id)]) this.end(stream, event.reason);
       return;
     }
-    if (event.type === 'session.changed' || event.type === 'account.changed') return;
+    // A world change reaches the streams through roomsChanged, once this instance has applied it.
+    if (event.type === 'session.changed' || event.type === 'account.changed' || event.type === 'world.changed') return;
     const targets = [...this.audience(event)];
     if (targets.length === 0) return;
     // Chat rows are read once for every stream of this instance, and each frame encoded once.
@@ -391,7 +392,7 @@ export class EventStreams {
   }
 
   /** The streams that may see something of an event: those in its rooms, its world, or the mover's own. */
-  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' }>): Set<Stream> {
+  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' | 'world.changed' }>): Set<Stream> {
     switch (event.type) {
       case 'reconnected':
         return new Set(this.streams);
@@ -416,6 +417,15 @@ export class EventStreams {
       for (const [id, room] of await this.d.repo.roomsOf(ids)) rooms.set(id, room);
     }
     return rooms;
+  }
+
+  /** Builders changed these rooms (applied on this instance): each stream standing in one gets its `room` again. */
+  async roomsChanged(worldId: string, roomIds: readonly string[]): Promise<void> {
+    const event: BusEvent = { type: 'world.changed', worldId, roomIds: [...roomIds], characterIds: [] };
+    for (const stream of new Set(roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(worldId, roomId))]))) {
+      if (stream.pending) stream.pending.push(event);
+      else await this.deliver(stream, event);
+    }
   }
 
   /** Tells the stream its character is in `roomId` now, with the room's `look`. */
@@ -476,6 +486,9 @@ export class EventStreams {
       case 'session.ended':
       case 'session.changed':
       case 'account.changed':
+        return;
+      case 'world.changed':
+        if (me.roomId !== null && event.roomIds.includes(me.roomId)) await this.sendRoom(stream, me.roomId);
         return;
     }
   }

@@ -8,14 +8,15 @@
  */
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
-import type { ChatRow, GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
+import type { ChatRow, GameRepository, ItemInstance, NewChatMessage } from '../../db/repositories/game-repository.ts';
 import type { EventBus, MoveCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
+import { itemName } from '../worlds/world-overlay.ts';
 import { ChatHistory } from './chat-history.ts';
 import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
-import { CommandTable, fail, ok, type CommandResult, type Player } from './command-table.ts';
+import { CommandTable, fail, ok, type Command, type CommandResult, type Player } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
 import { escapeHtml, parseCommand, plainText } from './plain-text.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
@@ -86,6 +87,11 @@ export class GameService {
     return world;
   }
 
+  /** More verbs, from the modules that own them (the builders' `@` commands). */
+  addCommands(...commands: Command[]): void {
+    this.commands.add(...commands);
+  }
+
   async command(player: Player, text: string): Promise<CommandResult> {
     // Chat is stored and shown to others, so it is plain text from the start.
     const parsed = parseCommand(plainText(text));
@@ -133,7 +139,7 @@ export class GameService {
     const now = this.clock();
     const [items, present] = await Promise.all([this.state.roomItemsOf(world.id, roomId, now), this.state.activeInRoom(world.id, roomId, now)]);
     let text = `\n=== ${room.name} ===\n${room.description}\n`;
-    if (items.length > 0) text += `\n[Items here]:\n${items.map((i) => `  - ${world.items.get(i.itemId)?.name ?? i.itemId}\n`).join('')}`;
+    if (items.length > 0) text += `\n[Items here]:\n${items.map((i) => `  - ${itemName(world, i)}\n`).join('')}`;
     const others = present.filter((p) => p.id !== player.characterId);
     if (others.length > 0) text += `\n[Players here]:\n${others.map((p) => `  - ${p.name}\n`).join('')}`;
     const exits = Object.entries(room.exits);
@@ -167,19 +173,19 @@ export class GameService {
     const world = this.world(player);
     const held = await this.state.inventory(player.characterId, this.clock());
     if (held.length === 0) return 'Your inventory is empty.';
-    return `Your inventory:\n${held.map((i) => `  - ${world.items.get(i.itemId)?.name ?? i.itemId}\n`).join('')}`;
+    return `Your inventory:\n${held.map((i) => `  - ${itemName(world, i)}\n`).join('')}`;
   }
 
-  private itemNamed(world: World, itemId: string, wanted: string): string | null {
-    const name = world.items.get(itemId)?.name;
-    return name !== undefined && name.toLowerCase() === wanted.toLowerCase() ? name : null;
+  private itemNamed(world: World, item: ItemInstance, wanted: string): string | null {
+    const name = itemName(world, item);
+    return name.toLowerCase() === wanted.toLowerCase() ? name : null;
   }
 
   private async get(player: Player, wanted: string): Promise<CommandResult> {
     const world = this.world(player);
     if (!player.roomId || !world.rooms.has(player.roomId)) return fail(NOT_IN_ROOM);
     for (const item of await this.repo.roomItems(world.id, player.roomId)) {
-      const name = this.itemNamed(world, item.itemId, wanted);
+      const name = this.itemNamed(world, item, wanted);
       // A conditional move: of two players racing for one item, exactly one gets it.
       if (name && (await this.repo.take(item.id, player.roomId, player.characterId))) {
         await this.bus.publish({ type: 'item', worldId: world.id, roomId: player.roomId, characterId: player.characterId, name: player.name, item: name, action: 'take' });
@@ -193,7 +199,7 @@ export class GameService {
     const world = this.world(player);
     if (!player.roomId || !world.rooms.has(player.roomId)) return fail(NOT_IN_ROOM);
     for (const item of await this.repo.inventory(player.characterId)) {
-      const name = this.itemNamed(world, item.itemId, wanted);
+      const name = this.itemNamed(world, item, wanted);
       if (name && (await this.repo.drop(item.id, player.characterId, player.roomId))) {
         await this.bus.publish({ type: 'item', worldId: world.id, roomId: player.roomId, characterId: player.characterId, name: player.name, item: name, action: 'drop' });
         return ok(`You dropped the ${name}.`);

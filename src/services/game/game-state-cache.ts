@@ -5,7 +5,8 @@
  * at commit and other instances' as they arrive. A walk or recall moves the character within
  * its world's remembered list (and room index), so a move costs the same however many play;
  * presence (a character coming online or going offline) drops the world's list, which the next
- * read loads again. Items taken or dropped drop the room and the character. An active list also
+ * read loads again. Items taken or dropped drop the room and the character; a builders' change
+ * (`world.changed`) drops the rooms and holders it names. An active list also
  * lapses when the first of its sessions could expire. Nothing is served from memory while the
  * bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
  * the database themselves.
@@ -185,16 +186,13 @@ export class GameStateCache {
       case 'presence':
         this.dropActive(event.worldId);
         return;
-      case 'item': {
-        const room = `${event.worldId}\n${event.roomId}`;
-        this.roomItems.delete(room);
-        this.inventories.delete(event.characterId);
-        for (const loadKey of [`room:${room}`, `inventory:${event.characterId}`]) {
-          const loading = this.itemLoads.get(loadKey);
-          if (loading) loading.load.stale = true;
-        }
+      case 'item':
+        this.dropItems([`${event.worldId}\n${event.roomId}`], [event.characterId]);
         return;
-      }
+      case 'world.changed':
+        // Builders created, changed, moved or deleted items there.
+        this.dropItems(event.roomIds.map((roomId) => `${event.worldId}\n${roomId}`), event.characterIds);
+        return;
       case 'reconnected':
         for (const { load } of this.activeLoads.values()) load.stale = true;
         for (const { load } of this.itemLoads.values()) load.stale = true;
@@ -204,6 +202,15 @@ export class GameStateCache {
         return;
       default:
         return;
+    }
+  }
+
+  private dropItems(rooms: readonly string[], characterIds: readonly number[]): void {
+    for (const room of rooms) this.roomItems.delete(room);
+    for (const id of characterIds) this.inventories.delete(id);
+    for (const loadKey of [...rooms.map((room) => `room:${room}`), ...characterIds.map((id) => `inventory:${id}`)]) {
+      const loading = this.itemLoads.get(loadKey);
+      if (loading) loading.load.stale = true;
     }
   }
 

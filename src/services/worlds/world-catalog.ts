@@ -1,16 +1,22 @@
 /**
- * The loaded world packages, kept in memory (they are read-only data), and their sync into
- * the `worlds` table so that database queries can join on world ids.
+ * The loaded world packages, kept in memory (they are read-only data), each with the
+ * builders' rooms over it (world-overlay.ts), and their sync into the `worlds` table so that
+ * database queries can join on world ids. `get` and `list` give the worlds as they now are;
+ * the overlay is set at start and again whenever a change is heard (building/world-sync.ts).
  */
 import type { WorldRepository } from '../../db/repositories/world-repository.ts';
+import type { StoredRoom } from '../../db/repositories/build-repository.ts';
 import type { Clock } from '../../db/clock.ts';
 import { loadWorlds, type World } from './world-loader.ts';
+import { composeWorld } from './world-overlay.ts';
 
 export class WorldCatalog {
-  private readonly worlds: ReadonlyMap<string, World>;
+  private readonly packages: ReadonlyMap<string, World>;
+  private readonly worlds: Map<string, World>;
 
   constructor(worlds: readonly World[]) {
-    this.worlds = new Map(worlds.map((w) => [w.id, w]));
+    this.packages = new Map(worlds.map((w) => [w.id, w]));
+    this.worlds = new Map(this.packages);
   }
 
   static async load(root: string): Promise<WorldCatalog> {
@@ -23,6 +29,17 @@ export class WorldCatalog {
 
   list(): World[] {
     return [...this.worlds.values()];
+  }
+
+  /** The world as its package has it, without the builders' changes. */
+  packageOf(id: string): World | undefined {
+    return this.packages.get(id);
+  }
+
+  /** Replaces the builders' rooms of a loaded world (all of them: the stored rows as they now are). */
+  setOverlay(id: string, stored: readonly StoredRoom[]): void {
+    const pkg = this.packages.get(id);
+    if (pkg) this.worlds.set(id, composeWorld(pkg, stored));
   }
 
   async syncTo(repository: WorldRepository, clock: Clock): Promise<void> {

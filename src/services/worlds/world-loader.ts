@@ -24,6 +24,8 @@ export interface Room {
   exits: Partial<Record<Direction, string>>;
   /** Ids of the items placed here when the world is first seeded. */
   items: string[];
+  /** Counts builders' changes: 1 as the package has it (docs/decisions.md, "Building worlds"). */
+  version: number;
 }
 
 export interface Zone {
@@ -72,13 +74,15 @@ async function existingFile(file: string): Promise<string | null> {
   }
 }
 
-const WORLD_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** World, zone and builder-made room ids. */
+export const WORLD_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /**
- * Room and item ids and item names travel in event bus payloads (moves, items taken and
- * dropped), which must stay bounded whatever the data (src/db/event-bus.ts).
+ * The bounds of world data, for packages and builders alike. Room and item ids and item names
+ * travel in event bus payloads (moves, items taken and dropped), which must stay bounded
+ * whatever the data (src/db/event-bus.ts).
  */
-const MAX_ID_LENGTH = 64;
-const MAX_ITEM_NAME_LENGTH = 100;
+export const WORLD_LIMITS = { id: 64, name: 100, description: 1000 } as const;
+const MAX_ID_LENGTH = WORLD_LIMITS.id;
 
 type Json = Record<string, unknown>;
 
@@ -145,7 +149,7 @@ async function readJson(file: string): Promise<unknown> {
 function readItem(r: Reader, key: string, raw: Json, where: string): Item {
   const id = r.bounded(raw, 'id', where, MAX_ID_LENGTH);
   if (id !== key) r.fail(`${where}.id`, `'${id}' differs from its key '${key}'`);
-  return { id, name: r.bounded(raw, 'name', where, MAX_ITEM_NAME_LENGTH), description: r.string(raw, 'description', where) };
+  return { id, name: r.bounded(raw, 'name', where, WORLD_LIMITS.name), description: r.bounded(raw, 'description', where, WORLD_LIMITS.description) };
 }
 
 function readPolicy(r: Reader, raw: unknown): CharacterPolicy {
@@ -232,10 +236,11 @@ export async function loadWorld(worldDir: string): Promise<World> {
       const room: Room = {
         id: roomId,
         zoneId,
-        name: zr.string(roomRaw, 'name', where),
-        description: zr.string(roomRaw, 'description', where),
+        name: zr.bounded(roomRaw, 'name', where, WORLD_LIMITS.name),
+        description: zr.bounded(roomRaw, 'description', where, WORLD_LIMITS.description),
         exits: {},
         items: [],
+        version: 1,
       };
       const exitsRaw = roomRaw.exits === undefined ? {} : zr.object(roomRaw.exits, `${where}.exits`);
       for (const [direction, target] of Object.entries(exitsRaw)) {

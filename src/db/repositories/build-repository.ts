@@ -1,0 +1,208 @@
+/**
+ * SQL of world building: the builders' rooms (`world_rooms`), the history of changes
+ * (`world_changes`) and the builder's side of item rows (`item_instances`). Writes take the
+ * transaction of the change they belong to.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../database.ts';
+import { toDbTime } from '../clock.ts';
+import { insertedId } from '../inserted-id.ts';
+
+/** A room as a builder left it: it wins over the package's room of the same id; a deleted one hides it. */
+export interface StoredRoom {
+  roomId: string;
+  zoneId: string;
+  name: string;
+  description: string;
+  /** Direction → room id. */
+  exits: Record<string, string>;
+  deleted: boolean;
+  version: number;
+}
+
+export type Runner = Db | Knex.Transaction;
+
+/** An item row as builders see it: where it is, its own name and description (null: the package's). */
+export interface ItemRow {
+  id: number;
+  worldId: string;
+  itemId: string;
+  roomId: string | null;
+  characterId: number | null;
+  name: string | null;
+  description: string | null;
+  version: number;
+}
+
+export interface NewChange {
+  worldId: string;
+  actor: string;
+  via: 'api' | 'game';
+  action: string;
+  targetType: 'room' | 'item';
+  targetId: string;
+  before: unknown;
+  after: unknown;
+  createdAt: Date;
+}
+
+export interface ChangeRow extends Omit<NewChange, 'createdAt'> {
+  id: number;
+  createdAt: string;
+}
+
+const ITEM_COLUMNS = ['id', 'world_id', 'item_id', 'room_id', 'character_id', 'name', 'description', 'version'];
+
+function storedRoom(r: Record<string, unknown>): StoredRoom {
+  return {
+    roomId: String(r.room_id),
+    zoneId: String(r.zone_id),
+    name: String(r.name),
+    description: String(r.description),
+    exits: JSON.parse(String(r.exits)) as Record<string, string>,
+    deleted: Boolean(r.deleted),
+    version: Number(r.version),
+  };
+}
+
+function itemRow(r: Record<string, unknown>): ItemRow {
+  return {
+    id: Number(r.id),
+    worldId: String(r.world_id),
+    itemId: String(r.item_id),
+    roomId: (r.room_id as string | null) ?? null,
+    characterId: r.character_id === null ? null : Number(r.character_id),
+    name: (r.name as string | null) ?? null,
+    description: (r.description as string | null) ?? null,
+    version: Number(r.version),
+  };
+}
+
+const parsed = (text: unknown): unknown => (text === null || text === undefined ? null : JSON.parse(String(text)));
+
+export class BuildRepository {
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async storedRooms(worldId: string, runner: Runner = this.db): Promise<StoredRoom[]> {
+    return (await runner('world_rooms').where({ world_id: worldId }).orderBy('room_id').select('*')).map(storedRoom);
+  }
+
+  /** Every world's stored rooms (at start). */
+  async allStoredRooms(): Promise<Map<string, StoredRoom[]>> {
+    const byWorld = new Map<string, StoredRoom[]>();
+    for (const r of await this.db('world_rooms').orderBy(['world_id', 'room_id']).select('*')) {
+      const list = byWorld.get(String(r.world_id)) ?? [];
+      list.push(storedRoom(r));
+      byWorld.set(String(r.world_id), list);
+    }
+    return byWorld;
+  }
+
+  async putRoom(trx: Knex.Transaction, worldId: string, room: StoredRoom, now: Date): Promise<void> {
+    await trx('world_rooms')
+      .insert({
+        world_id: worldId,
+        room_id: room.roomId,
+        zone_id: room.zoneId,
+        name: room.name,
+        description: room.description,
+        exits: JSON.stringify(room.exits),
+        deleted: room.deleted,
+        version: room.version,
+        updated_at: toDbTime(now),
+      })
+      .onConflict(['world_id', 'room_id'])
+      .merge();
+  }
+
+  async recordChanges(trx: Knex.Transaction, changes: readonly NewChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    await trx('world_changes').insert(
+      changes.map((c) => ({
+        world_id: c.worldId,
+        actor: c.actor,
+        via: c.via,
+        action: c.action,
+        target_type: c.targetType,
+        target_id: c.targetId,
+        before: c.before === null ? null : JSON.stringify(c.before),
+        after: c.after === null ? null : JSON.stringify(c.after),
+        created_at: toDbTime(c.createdAt),
+      })),
+    );
+  }
+
+  /** The world's changes, newest first; with `beforeId`, only older ones. */
+  async changes(worldId: string, limit: number, beforeId: number | null): Promise<ChangeRow[]> {
+    const q = this.db('world_changes').where({ world_id: worldId }).orderBy('id', 'desc').limit(limit);
+    if (beforeId !== null) q.andWhere('id', '<', beforeId);
+    return (await q.select('*')).map((r: Record<string, unknown>) => ({
+      id: Number(r.id),
+      worldId: String(r.world_id),
+      actor: String(r.actor),
+      via: r.via as ChangeRow['via'],
+      action: String(r.action),
+      targetType: r.target_type as ChangeRow['targetType'],
+      targetId: String(r.target_id),
+      before: parsed(r.before),
+      after: parsed(r.after),
+      createdAt: String(r.created_at),
+    }));
+  }
+
+  /** Names of the characters (any, online or not) standing in a room. */
+  async charactersIn(trx: Knex.Transaction, worldId: string, roomId: string): Promise<string[]> {
+    return trx('characters').where({ world_id: worldId, room_id: roomId }).orderBy('name').pluck('name');
+  }
+
+  /** The account a character belongs to. */
+  async accountOf(characterId: number): Promise<{ userId: number; username: string } | undefined> {
+    const row = await this.db('characters as c').join('users as u', 'u.id', 'c.user_id').where('c.id', characterId).first('u.id', 'u.username');
+    return row ? { userId: Number(row.id), username: String(row.username) } : undefined;
+  }
+
+  async item(worldId: string, id: number, runner: Runner = this.db): Promise<ItemRow | undefined> {
+    const row = await runner('item_instances').where({ world_id: worldId, id }).first(ITEM_COLUMNS);
+    return row ? itemRow(row) : undefined;
+  }
+
+  async itemsIn(worldId: string, roomId: string, runner: Runner = this.db): Promise<ItemRow[]> {
+    return (await runner('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select(ITEM_COLUMNS)).map(itemRow);
+  }
+
+  /** Every item row of the world, in id order (for export). */
+  async worldItems(worldId: string): Promise<ItemRow[]> {
+    return (await this.db('item_instances').where({ world_id: worldId }).orderBy('id').select(ITEM_COLUMNS)).map(itemRow);
+  }
+
+  /** A new item in a room; its item id is made from its row id, so it never meets a package's. */
+  async insertItem(trx: Knex.Transaction, worldId: string, roomId: string, name: string, description: string): Promise<ItemRow> {
+    const [row] = await trx('item_instances').insert({ world_id: worldId, item_id: 'pending', room_id: roomId, character_id: null, name, description, version: 1 }, 'id');
+    const id = insertedId(row);
+    await trx('item_instances').where({ id }).update({ item_id: `item-${id}` });
+    return { id, worldId, itemId: `item-${id}`, roomId, characterId: null, name, description, version: 1 };
+  }
+
+  /**
+   * Writes a builder's edit of an item row, when the row is still at `version` (and, for a
+   * move, still lies in a room): false when it changed meanwhile.
+   */
+  async updateItem(trx: Knex.Transaction, item: ItemRow, version: number): Promise<boolean> {
+    const q = trx('item_instances').where({ id: item.id, version });
+    if (item.roomId !== null) q.whereNull('character_id');
+    const updated = await q.update({ room_id: item.roomId, name: item.name, description: item.description, version: item.version });
+    return updated === 1;
+  }
+
+  /** Deletes an item row still at `version` and lying in a room: false when it changed or was taken meanwhile. */
+  async deleteItem(trx: Knex.Transaction, id: number, version: number): Promise<boolean> {
+    return (await trx('item_instances').where({ id, version }).whereNull('character_id').del()) === 1;
+  }
+
+  async deleteItemsIn(trx: Knex.Transaction, worldId: string, roomId: string): Promise<void> {
+    await trx('item_instances').where({ world_id: worldId, room_id: roomId }).whereNull('character_id').del();
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The Build panel (roles that may build; nav.ts shows its button to them only, while they
+ * play): the room the character stands in, its name and description, its exits (dig a new
+ * room that way, remove one) and the items lying in it (add, remove). Every action is the
+ * building API's, with the version last read, so a change made meanwhile by someone else is
+ * refused with the server's `detail` and the panel reads the room again. The game screen
+ * follows the changes through its `room` events, as every other player in the room does.
+ */
+import { api, call, type Outcome, type Schemas, type Session } from './api.ts';
+import { field, h } from './dom.ts';
+
+export const BUILDER_ROLES: ReadonlySet<Session['role']> = new Set(['worldbuilder', 'admin', 'superuser']);
+
+const DIRECTIONS: Schemas['Direction'][] = ['north', 'south', 'east', 'west', 'up', 'down'];
+const OPPOSITE: Record<Schemas['Direction'], Schemas['Direction']> = { north: 'south', south: 'north', east: 'west', west: 'east', up: 'down', down: 'up' };
+const NEW_ROOM_TEXT = 'Nothing has been described here yet.';
+
+export function openBuild(session: Session, opener: HTMLElement): void {
+  const worldId = session.character!.worldId;
+  let room: Schemas['BuildRoom'] | null = null;
+
+  const status = h('p', { class: 'admin-status', attrs: { role: 'status' } });
+  const closeButton = h('button', { class: 'ghost', text: 'Close', attrs: { type: 'button' } });
+  const title = h('p', { class: 'muted build-room-id' });
+
+  const nameInput = h('input', { attrs: { type: 'text', maxlength: '100', autocomplete: 'off' } });
+  const descriptionInput = h('textarea', { attrs: { rows: '4', maxlength: '1000' } });
+  const roomForm = h('form', { class: 'build-room' }, field('Room name', nameInput), field('Room description', descriptionInput), h('button', { class: 'primary', text: 'Save room', attrs: { type: 'submit' } }));
+
+  const exitList = h('ul', { class: 'things' });
+  const digDirection = h('select', {}, ...DIRECTIONS.map((d) => h('option', { text: d, attrs: { value: d } })));
+  const digName = h('input', { attrs: { type: 'text', maxlength: '100', autocomplete: 'off' } });
+  const digForm = h('form', { class: 'grant' }, field('Direction', digDirection), field('New room name', digName), h('button', { class: 'primary', text: 'Dig', attrs: { type: 'submit' } }));
+
+  const itemList = h('ul', { class: 'things' });
+  const itemName = h('input', { attrs: { type: 'text', maxlength: '100', autocomplete: 'off' } });
+  const itemDescription = h('input', { attrs: { type: 'text', maxlength: '1000', autocomplete: 'off' } });
+  const itemForm = h('form', { class: 'grant' }, field('Item name', itemName), field('Item description', itemDescription), h('button', { class: 'primary', text: 'Add item', attrs: { type: 'submit' } }));
+
+  const report = (outcome: Outcome<unknown>, done: string): boolean => {
+    status.textContent = outcome.ok ? done : outcome.detail;
+    status.dataset.ok = String(outcome.ok);
+    return outcome.ok;
+  };
+
+  const roomPath = (roomId: string) => ({ world_id: worldId, room_id: roomId });
+
+  const render = () => {
+    if (!room) return;
+    title.textContent = `${room.id} · zone ${room.zone} · version ${room.version}`;
+    nameInput.value = room.name;
+    descriptionInput.value = room.description;
+    const exits = Object.entries(room.exits);
+    exitList.replaceChildren(
+      ...exits.map(([direction, to]) => {
+        const remove = h('button', { class: 'small danger', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove the exit ${direction}` } });
+        remove.addEventListener('click', async () => {
+          const outcome = await call(
+            api.DELETE('/api/worlds/{world_id}/rooms/{room_id}/exits/{direction}', {
+              params: { path: { ...roomPath(room!.id), direction: direction as Schemas['Direction'] }, query: { version: room!.version, two_way: true } },
+            }),
+          );
+          report(outcome, `The exit ${direction} is gone.`);
+          await load();
+        });
+        return h('li', {}, h('span', { text: `${direction} → ${to}` }), remove);
+      }),
+    );
+    if (exits.length === 0) exitList.append(h('li', { class: 'muted', text: 'No exits.' }));
+    const items = room.items ?? [];
+    itemList.replaceChildren(
+      ...items.map((item) => {
+        const remove = h('button', { class: 'small danger', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove ${item.name}` } });
+        remove.addEventListener('click', async () => {
+          const outcome = await call(api.DELETE('/api/worlds/{world_id}/items/{item_id}', { params: { path: { world_id: worldId, item_id: item.id }, query: { version: item.version } } }));
+          report(outcome, `${item.name} is gone.`);
+          await load();
+        });
+        return h('li', {}, h('span', { text: item.name }), remove);
+      }),
+    );
+    if (items.length === 0) itemList.append(h('li', { class: 'muted', text: 'Nothing lies here.' }));
+    const free = DIRECTIONS.filter((d) => room!.exits[d] === undefined);
+    digDirection.replaceChildren(...free.map((d) => h('option', { text: d, attrs: { value: d } })));
+  };
+
+  /** Reads the room the character stands in now. */
+  const load = async () => {
+    const where = await call(api.GET('/status/{session_id}', { params: { path: { session_id: session.id } } }));
+    if (!where.ok || where.data.current_room === null) return void report(where.ok ? { ok: false, status: 409, detail: 'You are not in a room.' } : where, '');
+    const read = await call(api.GET('/api/worlds/{world_id}/rooms/{room_id}', { params: { path: roomPath(where.data.current_room) } }));
+    if (!read.ok) return void report(read, '');
+    room = read.data;
+    render();
+  };
+
+  roomForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!room) return;
+    const body = { version: room.version, name: nameInput.value, description: descriptionInput.value };
+    const outcome = await call(api.PATCH('/api/worlds/{world_id}/rooms/{room_id}', { params: { path: roomPath(room.id) }, body }));
+    if (report(outcome, 'Room saved.') && outcome.ok) {
+      room = { ...outcome.data, items: room.items };
+      render();
+    } else await load();
+  });
+
+  digForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!room) return;
+    const direction = digDirection.value as Schemas['Direction'];
+    const created = await call(api.POST('/api/worlds/{world_id}/rooms', { params: { path: { world_id: worldId } }, body: { name: digName.value, description: NEW_ROOM_TEXT, zone: room.zone } }));
+    if (!report(created, '') || !created.ok) return;
+    const exit = await call(
+      api.POST('/api/worlds/{world_id}/rooms/{room_id}/exits', { params: { path: roomPath(room.id) }, body: { direction, to: created.data.id, two_way: true, version: room.version } }),
+    );
+    if (!exit.ok) {
+      // The room would lead nowhere: take it back, so the dig either happens whole or not at all.
+      await call(api.DELETE('/api/worlds/{world_id}/rooms/{room_id}', { params: { path: roomPath(created.data.id), query: { version: created.data.version } } }));
+    }
+    if (report(exit, `You dig ${direction} to ${created.data.name} (${OPPOSITE[direction]} leads back).`)) digName.value = '';
+    await load();
+  });
+
+  itemForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!room) return;
+    const body = { name: itemName.value, description: itemDescription.value || `${itemName.value.trim()}, nothing more.` };
+    const created = await call(api.POST('/api/worlds/{world_id}/rooms/{room_id}/items', { params: { path: roomPath(room.id) }, body }));
+    if (report(created, `${itemName.value.trim()} lies here now.`)) {
+      itemName.value = '';
+      itemDescription.value = '';
+    }
+    await load();
+  });
+
+  // A modal <dialog>, like the staff view: the browser keeps focus inside it and closes it on Escape.
+  const dialog = h(
+    'dialog',
+    { class: 'admin build', attrs: { 'aria-labelledby': 'build-title' } },
+    h('header', {}, h('h2', { text: 'Build', attrs: { id: 'build-title' } }), closeButton),
+    status,
+    title,
+    h('section', { attrs: { 'aria-labelledby': 'build-room' } }, h('h3', { text: 'This room', attrs: { id: 'build-room' } }), roomForm),
+    h('section', { attrs: { 'aria-labelledby': 'build-exits' } }, h('h3', { text: 'Exits', attrs: { id: 'build-exits' } }), exitList, digForm),
+    h('section', { attrs: { 'aria-labelledby': 'build-items' } }, h('h3', { text: 'Items here', attrs: { id: 'build-items' } }), itemList, itemForm),
+  );
+  closeButton.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => {
+    dialog.remove();
+    opener.focus();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  void load();
+}
