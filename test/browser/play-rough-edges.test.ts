@@ -12,6 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, registerGuest, resetGame, uniqueName, type Player } from '../helpers/players.ts';
 import { bearer, createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { DESKTOP, enter, launchChromium, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
 import { COMMAND_MAX_LENGTH, utcDate } from '../../web/text.ts';
 
@@ -37,7 +38,13 @@ async function setHidden(page: Page, hidden: boolean): Promise<void> {
 /** Whether the log shows its newest line (page script: the tests compile without the DOM's types). */
 const LOG_AT_NEWEST = `(() => { const log = document.querySelector('.log'); return log.scrollHeight - log.scrollTop - log.clientHeight < 2; })()`;
 const logAtNewest = (page: Page) => page.evaluate(LOG_AT_NEWEST);
-const titleIs = (page: Page, title: string) => page.waitForFunction(`document.title === ${JSON.stringify(title)}`);
+/**
+ * Waits until a page expression is true. Polled from here: waitForFunction polls inside the page
+ * with eval, which the play client's Content-Security-Policy (no 'unsafe-eval') refuses.
+ */
+const until = (page: Page, expression: string) =>
+  eventually(async () => expect(await page.evaluate(expression), expression).to.equal(true), 10_000);
+const titleIs = (page: Page, title: string) => until(page, `document.title === ${JSON.stringify(title)}`);
 
 describe(`play client: rough edges (${DB_NAME})`, function () {
   this.timeout(90_000);
@@ -104,7 +111,7 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     expect(log!.height, 'the log is taller than the room card').to.be.greaterThan(room!.height);
     expect(input!.y + input!.height, 'the command line is above the keyboard').to.be.at.most(PHONE_KEYBOARD.height);
     expect(room!.y + room!.height).to.be.at.most(log!.y);
-    await a.page.waitForFunction(LOG_AT_NEWEST);
+    await until(a.page, LOG_AT_NEWEST);
     await a.page.screenshot({ path: '/tmp/play-phone-keyboard.png' });
 
     await okCmd(bert, 'say with the keyboard open');
@@ -131,7 +138,7 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
       await first.stop();
       await a.page.getByRole('alert').filter({ hasText: 'The server is away' }).waitFor();
       await logLine(a, 'Disconnected. Reconnecting…').waitFor();
-      await a.page.waitForFunction(LOG_AT_NEWEST);
+      await until(a.page, LOG_AT_NEWEST);
       expect(await logLine(a, 'Disconnected').count(), 'said once').to.equal(1);
 
       second = await startTestServer({ shareDatabaseWith: first, env: { MUD_PORT: String(first.port) } });
