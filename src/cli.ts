@@ -19,6 +19,8 @@ import { VERSION } from './version.ts';
 import { prompt } from './cli-prompt.ts';
 import { readArtifact } from './services/policy/world-policies.ts';
 import { DomainError } from './services/errors.ts';
+import { ReferenceDatabaseError } from './integrations/reference-database.ts';
+import { formatImportReport } from './services/migration/import-report.ts';
 
 const HELP = `Usage: mud-server <command>
 
@@ -36,6 +38,12 @@ Commands:
   import-policy-artifact <file> [--world <id>] [--no-activate]
                                        Import a policy publish artifact (and activate it)
   ledger-export <world_id>             Print a world's event ledger as JSONL, oldest first
+  import-reference <mud.db> [--ledger <dir>] [--dry-run] [--merge] [--allow-skips]
+                                       Import the reference server's database (and its
+                                       JSONL ledger) in one transaction; prints a report.
+                                       --merge adds to a database that has game data,
+                                       --dry-run writes nothing, --allow-skips commits even
+                                       when rows are skipped (exit 1 otherwise)
 
 Options:
   -h, --help Show this help
@@ -186,8 +194,35 @@ async function ledgerExport(args: string[]): Promise<void> {
   });
 }
 
+async function importReference(args: string[]): Promise<void> {
+  const usage = 'Usage: mud-server import-reference <mud.db> [--ledger <dir>] [--dry-run] [--merge] [--allow-skips]';
+  let file: string | undefined;
+  let ledgerDir: string | undefined;
+  const flags = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--ledger' && args[i + 1] && ledgerDir === undefined) ledgerDir = args[++i];
+    else if (['--dry-run', '--merge', '--allow-skips'].includes(arg)) flags.add(arg);
+    else if (!arg.startsWith('--') && file === undefined) file = arg;
+    else throw new CliError(usage);
+  }
+  if (!file) throw new CliError(usage);
+  await withServices(async (services) => {
+    const report = await services.referenceImport.run(file, {
+      ledgerDir,
+      dryRun: flags.has('--dry-run'),
+      merge: flags.has('--merge'),
+      allowSkips: flags.has('--allow-skips'),
+      progress: (line) => console.error(`import-reference: ${line}`),
+    });
+    process.stdout.write(formatImportReport(report));
+    if (report.skipped > 0 && !flags.has('--allow-skips')) process.exitCode = 1;
+  });
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'ledger-export': ledgerExport,
+  'import-reference': importReference,
   'import-policy-artifact': importPolicyArtifact,
   serve,
   migrate,
@@ -210,7 +245,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await run(rest);
   } catch (err) {
-    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError].some((type) => err instanceof type);
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError].some((type) => err instanceof type);
     // Expected failures get one line; anything else is a bug and keeps its stack.
     console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);
