@@ -564,6 +564,10 @@ export class ReferenceImportService {
         run.count('chat_messages', 'skipped', label, `room '${String(m.room)}' is not in world '${world.id}'`);
         continue;
       }
+      if (typeof m.message !== 'string') {
+        run.count('chat_messages', 'skipped', label, 'the message has no text');
+        continue;
+      }
       const reasons: string[] = [];
       let recipient: number | null = null;
       if (m.recipient_character_id !== null && m.recipient_character_id !== undefined) {
@@ -582,7 +586,7 @@ export class ReferenceImportService {
         reasons.push(`its sender's character was not imported: shown as '${senderName}'`);
       }
       // Stored as this server stores chat: HTML-escaped, with the reference's [YELL]/[WHISPER: …] prefixes.
-      const raw = String(m.message ?? '');
+      const raw = m.message;
       const message = plainText(raw);
       if (message !== raw) reasons.push('invisible or control characters removed from the text');
       const row: ImportedChat = {
