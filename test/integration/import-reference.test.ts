@@ -18,6 +18,8 @@ import knexFactory from 'knex';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { openStream } from '../helpers/sse.ts';
 import { throwAwayDatabase } from '../helpers/cli-server.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { newPlayer } from '../helpers/players.ts';
 import { ReferenceDatabaseError } from '../../src/integrations/reference-database.ts';
 import { ReferenceImportError, type ImportReport } from '../../src/services/migration/reference-import.ts';
 import { Conflict } from '../../src/services/errors.ts';
@@ -377,6 +379,37 @@ const account = (username: string): Account => accounts.find((a) => a.username =
   });
 });
 
+(facts ? describe : describe.skip)('import-reference under --merge while a server runs', function () {
+  this.timeout(180_000);
+  let one: TestServer;
+  let two: TestServer | undefined;
+
+  before(async () => {
+    one = await startSampleServer();
+    // On PostgreSQL the import runs on a second instance; SQLite serves one.
+    if (usePostgres) two = await startTestServer({ env: SAMPLE_ENV, shareDatabaseWith: one, clock: one.clock });
+  });
+  after(async () => {
+    await two?.close();
+    await one?.close();
+  });
+
+  it("adds to a database with players of its own, and every instance's chat shows the imported messages", async () => {
+    const player = await newPlayer(one, 'Native');
+    // The room is read once and cached by the instance that serves the player.
+    expect((await one.get(`/chat/${player.sessionId}`)).body.messages).to.deep.equal([]);
+    const report = await (two ?? one).services.referenceImport.run(REFERENCE_DB, { ledgerDir: LEDGER, merge: true });
+    expect(report.committed).to.equal(true);
+    expect(summary(report, 'users')).to.include({ imported: 14, existing: 0 });
+    const publicSpawn = messages.filter((m) => m.world_id === 'pipeworks_web' && m.room === 'spawn' && m.kind !== 'whisper').map((m) => m.message);
+    await eventually(async () => {
+      const chat = await one.get(`/chat/${player.sessionId}`);
+      expect(chat.body.messages.map((m: { text: string }) => m.text)).to.deep.equal(publicSpawn);
+    }, 10_000);
+    expect((await login(one, 'rowan', account('rowan').password)).status).to.equal(200);
+  });
+});
+
 /** The zone file that defines a room of a sample world. */
 async function zoneOf(worldId: string, roomId: string): Promise<string> {
   const world = JSON.parse(readFileSync(path.join(SAMPLE, 'worlds', worldId, 'world.json'), 'utf8'));
@@ -458,7 +491,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Exit> {
   });
 
   it('exits 1 and writes nothing when a row would be skipped, unless --allow-skips', async () => {
-    const fresh = { ...env, MUD_DB_PATH: path.join(dir, 'fresh.db') };
+    const fresh: Record<string, string> = { ...env, MUD_DB_PATH: path.join(dir, 'fresh.db') };
     let dropFresh = async () => {};
     if (usePostgres) {
       const database = await throwAwayDatabase();

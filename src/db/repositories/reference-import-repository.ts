@@ -151,9 +151,10 @@ export class ReferenceImportRepository {
    * did (the order of /chat and of event-stream ids): a multi-row INSERT does not promise ids
    * in the order of its rows.
    */
-  async insertChat(messages: readonly ImportedChat[], trx: Knex): Promise<void> {
+  async insertChat(messages: readonly ImportedChat[], trx: Knex): Promise<number[]> {
+    const ids: number[] = [];
     for (const m of messages) {
-      await trx('chat_messages').insert({
+      const [row] = await trx('chat_messages').insert({
         world_id: m.worldId,
         room_id: m.roomId,
         character_id: m.characterId,
@@ -162,8 +163,10 @@ export class ReferenceImportRepository {
         recipient_character_id: m.recipientCharacterId,
         message: m.message,
         created_at: m.createdAt,
-      });
+      }, 'id');
+      ids.push(insertedId(row));
     }
+    return ids;
   }
 
   async ledgerEventExists(eventId: string, trx: Knex): Promise<boolean> {

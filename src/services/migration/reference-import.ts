@@ -27,6 +27,7 @@ import { envelopeChecksum } from '../ledger/ledger-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { Conflict, DomainError } from '../errors.ts';
+import { idChunks, type EventBus } from '../../db/event-bus.ts';
 
 export interface ReferenceImportOptions {
   /** Directory of the reference's `<world_id>.jsonl` ledger files. */
@@ -123,6 +124,8 @@ interface Deps {
   repo: ReferenceImportRepository;
   axisState: AxisStateRepository;
   ledger: LedgerRepository;
+  /** Told of the imported chat at commit, so every instance's chat caches forget the rooms it landed in. */
+  events: EventBus;
   clock: Clock;
 }
 
@@ -606,7 +609,20 @@ export class ReferenceImportService {
       batch.push(row);
       run.mapped('chat_messages', label, reasons);
     }
-    await this.d.repo.insertChat(batch, trx);
+    const ids = await this.d.repo.insertChat(batch, trx);
+    // Announced as any chat is, by id, one room per event and in bounded events: running
+    // instances (an import under --merge) drop their cached rooms, and players there receive
+    // the messages on their streams.
+    const byRoom = new Map<string, { worldId: string; roomId: string; ids: number[] }>();
+    batch.forEach((m, i) => {
+      const key = `${m.worldId}\n${m.roomId}`;
+      const room = byRoom.get(key) ?? { worldId: m.worldId, roomId: m.roomId, ids: [] };
+      room.ids.push(ids[i]!);
+      byRoom.set(key, room);
+    });
+    for (const room of byRoom.values()) {
+      for (const chunk of idChunks(room.ids)) await this.d.events.publish({ type: 'chat', worldId: room.worldId, roomIds: [room.roomId], messageIds: chunk }, trx);
+    }
   }
 
   /**
