@@ -114,6 +114,12 @@ async function command(server: TestServer, sessionId: string, text: string): Pro
   return res.body.message;
 }
 
+async function chatOf(server: TestServer, sessionId: string): Promise<string[]> {
+  const chat = await server.get(`/chat/${sessionId}`);
+  expect(chat.status, chat.text).to.equal(200);
+  return chat.body.messages.map((m: { text: string }) => m.text);
+}
+
 const account = (username: string): Account => accounts.find((a) => a.username === username)!;
 
 (facts ? describe : describe.skip)('import-reference: the reference sample', function () {
@@ -215,20 +221,14 @@ const account = (username: string): Account => accounts.find((a) => a.username =
       expect(ids, 'ids ascend in the original order').to.deep.equal([...ids].sort((a: number, b: number) => a - b));
       await server.post('/logout', { session_id: sessionId });
     }
-    const fern = chatOf(await play(server, account('tmp_fern'), 'Fern Addison'));
+    const fern = await chatOf(server, await play(server, account('tmp_fern'), 'Fern Addison'));
     // Stored HTML-escaped as this server stores chat; the text is the reference's.
-    expect(await fern).to.include('First time visiting &amp; it&#x27;s lovely.');
+    expect(fern).to.include('First time visiting &amp; it&#x27;s lovely.');
     const warden = await play(server, account('warden'), 'Warden Greystone');
     await command(server, warden, 'south');
     const middle = messages.filter((m) => m.world_id === 'daily_undertaking' && m.room.replace(/^cobbled_street:/, '') === 'street_middle').map((m) => m.message);
-    expect(await chatOf(warden)).to.deep.equal(middle);
+    expect(await chatOf(server, warden)).to.deep.equal(middle);
   });
-
-  async function chatOf(sessionId: string): Promise<string[]> {
-    const chat = await server.get(`/chat/${sessionId}`);
-    expect(chat.status, chat.text).to.equal(200);
-    return chat.body.messages.map((m: { text: string }) => m.text);
-  }
 
   it('the event stream resumes after an imported message by its chat id', async () => {
     const sessionId = await play(server, account('maple'), 'Maple Orrin');
@@ -332,14 +332,15 @@ const account = (username: string): Account => accounts.find((a) => a.username =
   it('a row that would be skipped holds the import back unless skips are allowed, and is reported', async () => {
     const file = await craftedCopy(dir, async (db) => {
       await db('chat_messages').where({ id: 3 }).update({ room: 'no_such_room' });
-      await db('characters').where({ id: 2 }).update({ name: 'Admin Quill' });
+      // A Cyrillic і among Latin letters: no rule of this server's names keeps it.
+      await db('characters').where({ id: 2 }).update({ name: 'Qu\u0456ll' });
     });
     const held = await server.services.referenceImport.run(file);
     expect(held.committed).to.equal(false);
     expect(held.skipped).to.be.greaterThan(0);
     const reasons = held.lines.filter((l) => l.outcome === 'skipped').map((l) => `${l.row}: ${l.reason}`);
     expect(reasons).to.include("chat_messages#3: room 'no_such_room' is not in world 'daily_undertaking'");
-    expect(reasons).to.include("characters#2 'Admin Quill': this server refuses the name: Character name must not contain the reserved word 'admin'");
+    expect(reasons).to.include("characters#2 'Qu\u0456ll': this server refuses the name: Character name must be written in one script: it mixes letters of different alphabets");
     // Quill's whispers lose their recipient, so they are skipped too rather than shown to the room.
     expect(reasons.filter((r) => r.includes('a whisper whose recipient was not imported'))).to.have.length(1);
     expect(await gameRows(server)).to.deep.equal(empty);
@@ -368,6 +369,10 @@ const account = (username: string): Account => accounts.find((a) => a.username =
     const file = await craftedCopy(dir, async (db) => {
       await db('users').insert({ id: 16, username: 'Rowan', password_hash: (await db('users').where({ id: 5 }).first('password_hash')).password_hash, role: 'player', is_active: 1, is_guest: 0, account_origin: 'admin', created_at: '2026-11-25 09:40:00' });
       await db('characters').where({ id: 13 }).update({ inventory: '["gas_lamp", "no_such_item"]' });
+      // The reference keeps names unique per world, this server across worlds; it takes any text as a name.
+      await db('characters').where({ id: 12 }).update({ name: 'Hazel Marchbank' });
+      await db('characters').where({ id: 7 }).update({ name: 'Fern Addison #2' });
+      await db('users').where({ id: 9 }).update({ username: 'admin_fern' });
     });
     const done = await server.services.referenceImport.run(file, { allowSkips: true });
     expect(done.committed).to.equal(true);
@@ -376,6 +381,18 @@ const account = (username: string): Account => accounts.find((a) => a.username =
     expect(done.lines.find((l) => l.row === "users#16 'Rowan'")?.reason).to.match(/only in letter case/);
     expect((await login(server, 'Rowan', account('rowan').password)).status).to.equal(200);
     expect((await login(server, 'rowan', account('rowan').password)).status).to.equal(200);
+    const mapped = (row: string) => done.lines.filter((l) => l.row === row).map((l) => l.reason);
+    expect(mapped("characters#12 'Hazel Marchbank'")).to.deep.equal([
+      "the name 'Hazel Marchbank' is taken here (names are unique across worlds in any letter case): renamed 'Hazel Marchbank II'",
+    ]);
+    expect(mapped("characters#7 'Fern Addison #2'")).to.deep.equal(["renamed 'Fern Addison': Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens"]);
+    expect(mapped("users#9 'admin_fern'")).to.deep.equal(["kept as it is, though a self-registered name may not carry the reserved word 'admin' here"]);
+    // Hazel plays the renamed character where it was, and its chat carries the new name.
+    const hazel = await play(server, account('hazel'), 'Hazel Marchbank II');
+    expect(await command(server, hazel, 'look')).to.include('West End of Cobbled Street');
+    const fern = await play(server, { ...account('tmp_fern'), username: 'admin_fern' }, 'Fern Addison');
+    expect(await chatOf(server, fern)).to.include('First time visiting &amp; it&#x27;s lovely.');
+    expect((await server.db('chat_messages').where({ message: '[YELL] Is anyone out here in the fog?' }).select('sender_name')).map((r) => r.sender_name)).to.deep.equal(['Hazel Marchbank II', 'Hazel Marchbank II']);
   });
 });
 

@@ -19,7 +19,7 @@ import type { LedgerRepository } from '../../db/repositories/ledger-repository.t
 import { ReferenceDatabase, type Row } from '../../integrations/reference-database.ts';
 import { isRole, rank, type Role } from '../../shared/roles.ts';
 import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
-import { newUsername } from '../accounts/account-service.ts';
+import { newUsername, normalizeUsername } from '../accounts/account-service.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
 import { validateCharacterName } from '../characters/character-service.ts';
 import { plainText } from '../game/plain-text.ts';
@@ -258,15 +258,13 @@ export class ReferenceImportService {
         run.count('users', 'mapped', label, 'deleted in the reference: not recreated (this server deletes accounts outright); its characters stay unowned');
         continue;
       }
-      const reasons: string[] = [];
-      let username: string;
-      try {
-        username = newUsername(raw);
-      } catch (err) {
-        run.count('users', 'skipped', label, `this server refuses the username: ${(err as Error).message}`);
+      const origin = String(u.account_origin ?? 'legacy').slice(0, 20);
+      const checked = importedUsername(raw, origin === 'visitor');
+      if (typeof checked === 'string') {
+        run.count('users', 'skipped', label, checked);
         continue;
       }
-      if (username !== raw) reasons.push(`username trimmed to '${username}'`);
+      const { username, notes: reasons } = checked;
       const hash = String(u.password_hash);
       if (!BCRYPT_HASH.test(hash)) {
         run.count('users', 'skipped', label, 'the password hash is not a bcrypt hash: nobody could log in with it');
@@ -275,12 +273,6 @@ export class ReferenceImportService {
       let role: Role = 'player';
       if (isRole(String(u.role))) role = String(u.role) as Role;
       else reasons.push(`unknown role '${String(u.role)}' imported as 'player'`);
-      const origin = String(u.account_origin ?? 'legacy').slice(0, 20);
-      const reserved = reservedWordIn(username);
-      if (reserved !== undefined && role === 'player' && origin === 'visitor') {
-        run.count('users', 'skipped', label, `a self-registered name with the reserved word '${reserved}' (only staff-made accounts may carry one here)`);
-        continue;
-      }
       const isGuest = Number(u.is_guest) === 1;
       const guestExpiresAt = isGuest ? referenceTime(u.guest_expires_at) : null;
       if (guestExpiresAt !== null && guestExpiresAt <= now) {
@@ -358,15 +350,14 @@ export class ReferenceImportService {
         if (owner) ({ id: ownerId, role: ownerRole } = owner);
         else reasons.push(`its account '${run.usernames.get(Number(c.user_id)) ?? c.user_id}' was not imported: the character stays unowned`);
       }
-      let name: string;
-      try {
-        name = validateCharacterName(rawName, rank(ownerRole) > rank('player'));
-      } catch (err) {
-        run.count('characters', 'skipped', label, `this server refuses the name: ${(err as Error).message}`);
+      const checked = importedCharacterName(rawName, rank(ownerRole) === rank('player'));
+      if (typeof checked === 'string') {
+        run.count('characters', 'skipped', label, checked);
         this.skipInventory(run, c, 'its character was skipped');
         continue;
       }
-      if (name !== rawName) reasons.push(`name cleaned to '${name}'`);
+      const name = checked.name;
+      reasons.push(...checked.notes);
       const createdAt = referenceTime(c.created_at) ?? toDbTime(this.d.clock());
       // A character an earlier run imported: same world, owner and creation time under its name or a renamed one.
       const found: { existing?: number } = {};
@@ -718,6 +709,61 @@ export class ReferenceImportService {
     }
     if (unverified > 0) run.note('ledger', `${unverified} line(s) whose _checksum does not match their content were kept as they are (the ledger shows them unverified)`);
   }
+}
+
+/**
+ * The username an imported account keeps, with a note for each rule of this server it breaks
+ * but keeps (login checks only the length: the account still logs in by it), or why it cannot
+ * be kept. The reference limits usernames to 2..20 characters, nothing else.
+ */
+export function importedUsername(raw: string, selfRegistered: boolean): { username: string; notes: string[] } | string {
+  if (plainText(raw) !== raw) return 'the username holds invisible or control characters: nobody could type it';
+  const notes: string[] = [];
+  const username = raw.normalize('NFC').trim();
+  if (username !== raw) notes.push(`username stored as '${username}' (trimmed, Unicode NFC as logins arrive)`);
+  try {
+    normalizeUsername(username);
+  } catch (err) {
+    return `this server refuses the username: ${(err as Error).message}`;
+  }
+  try {
+    newUsername(username);
+  } catch (err) {
+    notes.push(`kept as it is, though this server refuses it for a new account: ${(err as Error).message}`);
+  }
+  const reserved = reservedWordIn(username);
+  if (reserved !== undefined && selfRegistered) notes.push(`kept as it is, though a self-registered name may not carry the reserved word '${reserved}' here`);
+  return { username, notes };
+}
+
+/** Anything a character name may not hold here. */
+const NOT_NAME_CHARACTERS = /[^\p{L}' -]+/gu;
+
+/**
+ * The name an imported character gets, with notes, or why it has none: cleaned as a player's
+ * name is (invisible characters, NFC, trimmed); a name this server refuses loses every
+ * character a name may not hold (the reference accepts any text) and is cut to 40; a reserved
+ * word stays (the name is not being chosen now) with a note.
+ */
+export function importedCharacterName(raw: string, playerOwned: boolean): { name: string; notes: string[] } | string {
+  const notes: string[] = [];
+  let name: string;
+  try {
+    name = validateCharacterName(raw, true);
+    if (name !== raw) notes.push(`name cleaned to '${name}'`);
+  } catch (err) {
+    const refused = (err as Error).message;
+    const stripped = [...plainText(raw).normalize('NFC').replace(NOT_NAME_CHARACTERS, ' ').replace(/ +/g, ' ').trim()].slice(0, MAX_CHARACTER_NAME).join('').trim();
+    try {
+      name = validateCharacterName(stripped, true);
+    } catch {
+      return `this server refuses the name: ${refused}`;
+    }
+    notes.push(`renamed '${name}': ${refused}`);
+  }
+  const reserved = reservedWordIn(name);
+  if (reserved !== undefined && playerOwned) notes.push(`kept the reserved word '${reserved}', which a player may not choose for a new name here`);
+  return { name, notes };
 }
 
 interface LedgerLine {
