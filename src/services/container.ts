@@ -259,7 +259,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       generator: entityClient ? { generate: (seed) => entityClient.generate(seed) } : builtinEntities,
       clock,
     }),
-    referenceImport: new ReferenceImportService({ db, worlds, repo: new ReferenceImportRepository(), axisState, ledger: ledgerRepository, events, clock }),
+    referenceImport: new ReferenceImportService({ db, worlds, repo: new ReferenceImportRepository(), axisState, ledger: ledgerRepository, events, chat: config.chat, clock }),
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },

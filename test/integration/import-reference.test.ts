@@ -305,6 +305,22 @@ const account = (username: string): Account => accounts.find((a) => a.username =
     expect(await gameRows(server)).to.deep.equal(empty);
   });
 
+  it('says what this server will not keep: expired temporary accounts, chat past its retention', async () => {
+    const week = 8 * 86_400_000;
+    server.clock.advance(week);
+    try {
+      const later = await server.services.referenceImport.run(REFERENCE_DB, { dryRun: true });
+      const expired = later.lines.filter((l) => l.table === 'users' && /temporary account expired at .*not recreated/.test(l.reason)).map((l) => l.row);
+      expect(expired).to.have.length(accounts.filter((a) => a.temporary && !a.deleted).length);
+      expect(later.lines.map((l) => l.reason)).to.include(
+        '19 message(s) are older than [chat] retention_days (7): this server deletes them at its next chat prune; raise retention_days before starting it to keep them',
+      );
+      expect(later.skipped).to.equal(0);
+    } finally {
+      server.clock.advance(-week);
+    }
+  });
+
   it('a file that is not a reference database gets a clear error', async () => {
     const text = path.join(dir, 'notes.db');
     writeFileSync(text, 'these are not the tables you are looking for\n'.repeat(200));

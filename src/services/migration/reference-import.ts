@@ -126,6 +126,8 @@ interface Deps {
   ledger: LedgerRepository;
   /** Told of the imported chat at commit, so every instance's chat caches forget the rooms it landed in. */
   events: EventBus;
+  /** This server's chat retention, to say which imported messages it will prune. */
+  chat: { retentionDays: number; maxMessagesPerRoom: number };
   clock: Clock;
 }
 
@@ -600,6 +602,7 @@ export class ReferenceImportService {
       batch.push(row);
       run.mapped('chat_messages', label, reasons);
     }
+    this.noteRetention(run, batch);
     const ids = await this.d.repo.insertChat(batch, trx);
     // Announced as any chat is, by id, one room per event and in bounded events: running
     // instances (an import under --merge) drop their cached rooms, and players there receive
@@ -613,6 +616,22 @@ export class ReferenceImportService {
     });
     for (const room of byRoom.values()) {
       for (const chunk of idChunks(room.ids)) await this.d.events.publish({ type: 'chat', worldId: room.worldId, roomIds: [room.roomId], messageIds: chunk }, trx);
+    }
+  }
+
+  /** Imported chat that this server's retention ([chat] retention_days, max_messages_per_room) will delete at its next prune. */
+  private noteRetention(run: Run, batch: readonly ImportedChat[]): void {
+    const { retentionDays, maxMessagesPerRoom } = this.d.chat;
+    const before = toDbTime(new Date(this.d.clock().getTime() - retentionDays * 86_400_000));
+    const old = batch.filter((m) => m.createdAt < before).length;
+    if (old > 0) {
+      run.note('chat_messages', `${old} message(s) are older than [chat] retention_days (${retentionDays}): this server deletes them at its next chat prune; raise retention_days before starting it to keep them`);
+    }
+    const perRoom = new Map<string, number>();
+    for (const m of batch) perRoom.set(`${m.worldId}/${m.roomId}`, (perRoom.get(`${m.worldId}/${m.roomId}`) ?? 0) + 1);
+    const over = [...perRoom.values()].reduce((n, count) => n + Math.max(0, count - maxMessagesPerRoom), 0);
+    if (over > 0) {
+      run.note('chat_messages', `${over} message(s) are beyond the newest [chat] max_messages_per_room (${maxMessagesPerRoom}) of their room: this server deletes them at its next chat prune; raise max_messages_per_room to keep them`);
     }
   }
 
