@@ -1,6 +1,7 @@
 /**
- * `mud-server import-reference` on the reference sample (test/… reads it from
- * MUD_REFERENCE_SAMPLE, default /work/shared/reference/reference-sample): every account logs
+ * `mud-server import-reference` on the reference sample (test/fixtures/reference-sample: a
+ * database and ledger the reference server wrote, its worlds as packages, and facts.json
+ * listing every account's password, character and chat row): every account logs
  * in with its old password and has its role and state, characters stand in their rooms with
  * their items, chat is where it was (GET /chat, the event stream by chat id), axis scores,
  * the policy store and the ledger arrive; a second run is refused or, under --merge, finds
@@ -11,7 +12,7 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
@@ -24,10 +25,10 @@ import { ReferenceDatabaseError } from '../../src/integrations/reference-databas
 import { ReferenceImportError, type ImportReport } from '../../src/services/migration/reference-import.ts';
 import { Conflict } from '../../src/services/errors.ts';
 
-const SAMPLE = process.env.MUD_REFERENCE_SAMPLE ?? '/work/shared/reference/reference-sample';
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const SAMPLE = path.join(ROOT, 'test', 'fixtures', 'reference-sample');
 const REFERENCE_DB = path.join(SAMPLE, 'mud.db');
 const LEDGER = path.join(SAMPLE, 'ledger');
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 interface Account {
   username: string;
@@ -56,10 +57,10 @@ interface Message {
   message: string;
 }
 
-const facts = existsSync(SAMPLE) ? JSON.parse(readFileSync(path.join(SAMPLE, 'facts.json'), 'utf8')) : null;
-const accounts: Account[] = facts?.accounts ?? [];
-const characters: Character[] = facts?.characters ?? [];
-const messages: Message[] = facts?.chat.messages ?? [];
+const facts = JSON.parse(readFileSync(path.join(SAMPLE, 'facts.json'), 'utf8'));
+const accounts: Account[] = facts.accounts;
+const characters: Character[] = facts.characters;
+const messages: Message[] = facts.chat.messages;
 
 /** The sample's worlds, with pipeworks_web as the default world. */
 const SAMPLE_ENV = { MUD_WORLDS_ROOT: path.join(SAMPLE, 'worlds'), MUD_DEFAULT_WORLD_ID: 'pipeworks_web' };
@@ -122,7 +123,7 @@ async function chatOf(server: TestServer, sessionId: string): Promise<string[]> 
 
 const account = (username: string): Account => accounts.find((a) => a.username === username)!;
 
-(facts ? describe : describe.skip)('import-reference: the reference sample', function () {
+describe('import-reference: the reference sample', function () {
   this.timeout(180_000);
   let server: TestServer;
   let report: ImportReport;
@@ -278,7 +279,7 @@ const account = (username: string): Account => accounts.find((a) => a.username =
   });
 });
 
-(facts ? describe : describe.skip)('import-reference: what it refuses, and all or nothing', function () {
+describe('import-reference: what it refuses, and all or nothing', function () {
   this.timeout(180_000);
   let server: TestServer;
   let dir: string;
@@ -412,7 +413,7 @@ const account = (username: string): Account => accounts.find((a) => a.username =
   });
 });
 
-(facts ? describe : describe.skip)('import-reference under --merge while a server runs', function () {
+describe('import-reference under --merge while a server runs', function () {
   this.timeout(180_000);
   let one: TestServer;
   let two: TestServer | undefined;
@@ -473,7 +474,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Exit> {
   });
 }
 
-(facts ? describe : describe.skip)('mud-server import-reference (the command)', function () {
+describe('mud-server import-reference (the command)', function () {
   this.timeout(180_000);
   let dir: string;
   let env: Record<string, string>;
