@@ -524,6 +524,36 @@ describe('mud-server import-reference (the command)', function () {
     expect(usage.stderr).to.include('Usage: mud-server import-reference <mud.db>');
   });
 
+  it('prints progress on a large table to stderr and keeps a long chat in its order', async () => {
+    const big: Record<string, string> = { ...env, MUD_DB_PATH: path.join(dir, 'big.db') };
+    let dropBig = async () => {};
+    if (usePostgres) {
+      const database = await throwAwayDatabase();
+      big.DATABASE_URL = database.url;
+      dropBig = database.drop;
+    }
+    const target = knexFactory(usePostgres ? { client: 'pg', connection: big.DATABASE_URL } : { client: 'sqlite3', connection: { filename: big.MUD_DB_PATH! }, useNullAsDefault: true });
+    try {
+      const lines = 1200;
+      const file = await craftedCopy(dir, async (db) => {
+        const template = await db('chat_messages').where({ id: 9 }).first();
+        const rows = Array.from({ length: lines }, (_, i) => ({ ...template, id: undefined, message: `Line ${i}` }));
+        for (let i = 0; i < rows.length; i += 100) await db('chat_messages').insert(rows.slice(i, i + 100));
+      });
+      const total = messages.length + lines;
+      const run = await cli(['import-reference', file], big);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(run.stderr).to.include(`import-reference: chat_messages: 1000/${total}\n`);
+      expect(run.stderr).to.include(`import-reference: chat_messages: ${total}/${total}\n`);
+      expect(run.stdout).to.match(new RegExp(`^chat_messages\\s+${total}\\s+${total}\\s+0\\s+0\\s+0$`, 'm'));
+      const texts = (await target('chat_messages').orderBy('id').select('message')).map((r) => r.message);
+      expect(texts).to.deep.equal([...messages.map((m) => m.message), ...Array.from({ length: lines }, (_, i) => `Line ${i}`)]);
+    } finally {
+      await target.destroy();
+      await dropBig();
+    }
+  });
+
   it('exits 1 and writes nothing when a row would be skipped, unless --allow-skips', async () => {
     const fresh: Record<string, string> = { ...env, MUD_DB_PATH: path.join(dir, 'fresh.db') };
     let dropFresh = async () => {};

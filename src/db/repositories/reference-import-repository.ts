@@ -54,6 +54,9 @@ export interface ImportedChat {
 /** The game tables an import into an "empty" database must find empty. */
 const GAME_TABLES = ['users', 'characters', 'chat_messages', 'ledger_events'] as const;
 
+/** Chat rows per INSERT: 8 values each, well under SQLite's limit on bound values. */
+const CHAT_BATCH = 200;
+
 export class ReferenceImportRepository {
   /** Row counts of the game tables that are not empty. */
   async gameRows(trx: Knex): Promise<Record<string, number>> {
@@ -147,24 +150,28 @@ export class ReferenceImportRepository {
   }
 
   /**
-   * Inserts chat one row per statement, in the given order, so ids ascend as the reference's
-   * did (the order of /chat and of event-stream ids): a multi-row INSERT does not promise ids
-   * in the order of its rows.
+   * Inserts chat in the given order and returns the ids in that order. Ids grow in the order
+   * of a statement's rows (as GameService.post relies on), so they ascend as the reference's
+   * did: the order of /chat and of event-stream ids.
    */
   async insertChat(messages: readonly ImportedChat[], trx: Knex): Promise<number[]> {
     const ids: number[] = [];
-    for (const m of messages) {
-      const [row] = await trx('chat_messages').insert({
-        world_id: m.worldId,
-        room_id: m.roomId,
-        character_id: m.characterId,
-        sender_name: m.senderName,
-        channel: m.channel,
-        recipient_character_id: m.recipientCharacterId,
-        message: m.message,
-        created_at: m.createdAt,
-      }, 'id');
-      ids.push(insertedId(row));
+    for (let i = 0; i < messages.length; i += CHAT_BATCH) {
+      const rows = await trx('chat_messages').insert(
+        messages.slice(i, i + CHAT_BATCH).map((m) => ({
+          world_id: m.worldId,
+          room_id: m.roomId,
+          character_id: m.characterId,
+          sender_name: m.senderName,
+          channel: m.channel,
+          recipient_character_id: m.recipientCharacterId,
+          message: m.message,
+          created_at: m.createdAt,
+        })),
+        'id',
+      );
+      // Whatever order RETURNING lists them in.
+      ids.push(...rows.map((row) => insertedId(row)).sort((a, b) => a - b));
     }
     return ids;
   }
