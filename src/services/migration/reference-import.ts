@@ -584,7 +584,7 @@ export class ReferenceImportService {
       // Stored as this server stores chat: HTML-escaped, with the reference's [YELL]/[WHISPER: …] prefixes.
       const raw = m.message;
       const message = plainText(raw);
-      if (message !== raw) reasons.push('invisible or control characters removed from the text');
+      if (message !== raw) reasons.push('invisible or control characters, or surrounding spaces, removed from the text');
       const row: ImportedChat = {
         worldId: world.id,
         roomId,
@@ -736,7 +736,7 @@ export class ReferenceImportService {
  * be kept. The reference limits usernames to 2..20 characters, nothing else.
  */
 export function importedUsername(raw: string, selfRegistered: boolean): { username: string; notes: string[] } | string {
-  if (plainText(raw) !== raw) return 'the username holds invisible or control characters: nobody could type it';
+  if (plainText(raw) !== raw.trim()) return 'the username holds invisible or control characters: nobody could type it';
   const notes: string[] = [];
   const username = raw.normalize('NFC').trim();
   if (username !== raw) notes.push(`username stored as '${username}' (trimmed, Unicode NFC as logins arrive)`);
