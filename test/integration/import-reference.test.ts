@@ -349,6 +349,8 @@ describe('import-reference: what it refuses, and all or nothing', function () {
   it('a row that would be skipped holds the import back unless skips are allowed, and is reported', async () => {
     const file = await craftedCopy(dir, async (db) => {
       await db('chat_messages').where({ id: 3 }).update({ room: 'no_such_room' });
+      // As the reference leaves a whisper whose recipient was deleted.
+      await db('chat_messages').where({ id: 15 }).update({ recipient_character_id: null });
       // A Cyrillic і among Latin letters: no rule of this server's names keeps it.
       await db('characters').where({ id: 2 }).update({ name: 'Qu\u0456ll' });
     });
@@ -358,6 +360,7 @@ describe('import-reference: what it refuses, and all or nothing', function () {
     const reasons = held.lines.filter((l) => l.outcome === 'skipped').map((l) => `${l.row}: ${l.reason}`);
     expect(reasons).to.include("chat_messages#3: room 'no_such_room' is not in world 'daily_undertaking'");
     expect(reasons).to.include("characters#2 'Qu\u0456ll': this server refuses the name: Character name must be written in one script: it mixes letters of different alphabets");
+    expect(reasons).to.include('chat_messages#15: a whisper whose recipient no longer exists in the reference');
     // Quill's whispers lose their recipient, so they are skipped too rather than shown to the room.
     expect(reasons.filter((r) => r.includes('a whisper whose recipient was not imported'))).to.have.length(1);
     expect(await gameRows(server)).to.deep.equal(empty);

@@ -81,6 +81,8 @@ const PROGRESS_EVERY = 1000;
 const BCRYPT_HASH = /^\$2[aby]\$\d\d\$[./A-Za-z0-9]{53}$/;
 const ROMAN = ['II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X'];
 const MAX_CHARACTER_NAME = 40;
+/** How the reference's whispers begin: `[WHISPER: <sender> → <target>] `. */
+const WHISPER_PREFIX = /^\[WHISPER: .+ \u2192 .+\] /;
 
 /** Rolls the dry run (or a held-back import) back once its report is complete. */
 class RollBack extends Error {}
@@ -574,6 +576,10 @@ export class ReferenceImportService {
           continue;
         }
         recipient = target.id;
+      } else if (WHISPER_PREFIX.test(m.message)) {
+        // The reference clears a whisper's recipient when that character is deleted.
+        run.count('chat_messages', 'skipped', label, 'a whisper whose recipient no longer exists in the reference');
+        continue;
       }
       const sender = m.character_id === null || m.character_id === undefined ? undefined : run.characters.get(Number(m.character_id));
       let senderName = sender?.name;
