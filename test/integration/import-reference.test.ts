@@ -393,6 +393,8 @@ describe('import-reference: what it refuses, and all or nothing', function () {
       await db('characters').where({ id: 12 }).update({ name: 'Hazel Marchbank' });
       await db('characters').where({ id: 7 }).update({ name: 'Fern Addison #2' });
       await db('users').where({ id: 9 }).update({ username: 'admin_fern' });
+      // As the reference's admin character tombstone leaves Moss Calder.
+      await db('characters').where({ id: 8 }).update({ name: 'tombstone_8_Moss Calder', user_id: null });
     });
     const done = await server.services.referenceImport.run(file, { allowSkips: true });
     expect(done.committed).to.equal(true);
@@ -406,6 +408,10 @@ describe('import-reference: what it refuses, and all or nothing', function () {
       "the name 'Hazel Marchbank' is taken here (names are unique across worlds in any letter case): renamed 'Hazel Marchbank II'",
     ]);
     expect(mapped("characters#7 'Fern Addison #2'")).to.deep.equal(["renamed 'Fern Addison': Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens"]);
+    expect(mapped("characters#8 'tombstone_8_Moss Calder'")).to.deep.equal([
+      "tombstoned in the reference: kept unowned under its name 'Moss Calder' (the reference keeps it, and its name taken, too)",
+    ]);
+    expect(await server.db('characters').where({ name: 'Moss Calder' }).first('user_id')).to.deep.equal({ user_id: null });
     expect(mapped("users#9 'admin_fern'")).to.deep.equal(["kept as it is, though a self-registered name may not carry the reserved word 'admin' here"]);
     // Hazel plays the renamed character where it was, and its chat carries the new name.
     const hazel = await play(server, account('hazel'), 'Hazel Marchbank II');

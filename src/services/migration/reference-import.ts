@@ -337,8 +337,11 @@ export class ReferenceImportService {
     for (const c of rows) {
       tick();
       const refId = Number(c.id);
-      const rawName = String(c.name);
-      const label = `characters#${refId} '${rawName}'`;
+      const storedName = String(c.name);
+      const label = `characters#${refId} '${storedName}'`;
+      // An admin's character tombstone renames it `tombstone_<id>_<name>` and detaches it.
+      const tombstone = new RegExp(`^tombstone_${refId}_(.+)$`, 's').exec(storedName);
+      const rawName = tombstone && (c.user_id === null || c.user_id === undefined) ? tombstone[1]! : storedName;
       run.characterNames.set(refId, rawName);
       const world = this.world(c.world_id);
       if (!world) {
@@ -361,6 +364,7 @@ export class ReferenceImportService {
         continue;
       }
       const name = checked.name;
+      if (rawName !== storedName) reasons.push(`tombstoned in the reference: kept unowned under its name '${rawName}' (the reference keeps it, and its name taken, too)`);
       reasons.push(...checked.notes);
       const createdAt = referenceTime(c.created_at) ?? toDbTime(this.d.clock());
       // A character an earlier run imported: same world, owner and creation time under its name or a renamed one.
