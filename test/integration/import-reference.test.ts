@@ -250,11 +250,19 @@ describe('import-reference: the reference sample', function () {
     const expected = facts.axis.scores.filter((s: { character: string }) => s.character === 'Pip');
     expect(scores.axes.map((a) => [a.axis_name, a.axis_score]).sort()).to.deep.equal(expected.map((s: { axis: string; axis_score: number }) => [s.axis, s.axis_score]).sort());
     expect(Number((await server.db('policy_activations').count({ n: '*' }).first())?.n)).to.equal(60);
+    // The imported policy store is this server's: a new character gets the imported axis bundle's axes.
+    expect((await server.services.characters.axisBundle('pipeworks_web'))?.axisNames).to.have.length(11);
+    const newcomer = await newPlayer(server, 'Newcomer');
+    expect((await server.services.characters.axisState(newcomer.characterId)).axes.map((a) => a.axis_name).sort()).to.deep.equal(scores.axes.map((a) => a.axis_name).sort());
+    await server.post('/logout', { session_id: newcomer.sessionId });
     const warden = (await login(server, 'warden', account('warden').password)).body.session_id;
     const ledger = await server.get(`/admin/ledger?session_id=${warden}&world_id=pipeworks_web&limit=1000`);
     expect(ledger.status, ledger.text).to.equal(200);
     expect(ledger.body.events).to.have.length(22);
     expect(ledger.body.events.every((e: { checksum_verified: boolean }) => e.checksum_verified)).to.equal(true);
+    // ledger-export gives back the reference's file, line for line.
+    const file = readFileSync(path.join(LEDGER, 'pipeworks_web.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    expect(await server.services.ledger.exportLines('pipeworks_web')).to.deep.equal(file);
   });
 
   it('a second run is refused; under --merge it finds everything there and adds nothing', async () => {
