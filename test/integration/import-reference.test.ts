@@ -401,6 +401,8 @@ describe('import-reference: what it refuses, and all or nothing', function () {
       await db('characters').where({ id: 12 }).update({ name: 'Hazel Marchbank' });
       await db('characters').where({ id: 7 }).update({ name: 'Fern Addison #2' });
       await db('users').where({ id: 9 }).update({ username: 'admin_fern' });
+      // The reference's API has no grant endpoint, but its table does.
+      await db('world_permissions').insert({ user_id: 8, world_id: 'daily_undertaking', can_access: 1, created_at: '2026-11-25 09:40:00' });
       // As the reference's admin character tombstone leaves Moss Calder.
       await db('characters').where({ id: 8 }).update({ name: 'tombstone_8_Moss Calder', user_id: null });
     });
@@ -420,6 +422,9 @@ describe('import-reference: what it refuses, and all or nothing', function () {
       "tombstoned in the reference: kept unowned under its name 'Moss Calder' (the reference keeps it, and its name taken, too)",
     ]);
     expect(await server.db('characters').where({ name: 'Moss Calder' }).first('user_id')).to.deep.equal({ user_id: null });
+    const maple = await login(server, 'maple', account('maple').password);
+    expect(maple.body.available_worlds.find((w: { id: string }) => w.id === 'daily_undertaking')).to.include({ has_permission_grant: true, can_access: true });
+    expect(summary(done, 'world_permissions')).to.include({ read: 1, imported: 1 });
     expect(mapped("users#9 'admin_fern'")).to.deep.equal(["kept as it is, though a self-registered name may not carry the reserved word 'admin' here"]);
     // Hazel plays the renamed character where it was, and its chat carries the new name.
     const hazel = await play(server, account('hazel'), 'Hazel Marchbank II');

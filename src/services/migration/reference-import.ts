@@ -481,7 +481,13 @@ export class ReferenceImportService {
   /** Axis scores and the axis event log, by axis name, for the characters this run imported. */
   private async importAxes(ref: ReferenceDatabase, run: Run, trx: Knex.Transaction, progress: (t: string, n: number) => () => void): Promise<void> {
     const axisNames = new Map((await ref.rows('axis')).map((a) => [Number(a.id), String(a.name)]));
-    const axisIds = async (worldId: string, names: string[]) => this.d.axisState.ensureAxes(worldId, names, trx);
+    // This server's axis ids by world and name, registered on first use.
+    const known = new Map<string, number>();
+    const axisIds = async (worldId: string, names: string[]): Promise<Map<string, number>> => {
+      const missing = names.filter((n) => !known.has(`${worldId}\n${n}`));
+      if (missing.length > 0) for (const [name, id] of await this.d.axisState.ensureAxes(worldId, missing, trx)) known.set(`${worldId}\n${name}`, id);
+      return new Map(names.map((n) => [n, known.get(`${worldId}\n${n}`)!]));
+    };
     const scores = await ref.rows('character_axis_score');
     const tick = progress('character_axis_score', scores.length);
     for (const s of scores) {
