@@ -46,7 +46,7 @@ export function randomSeed(): number {
 /**
  * A name a player chose: invisible code points removed (as chat loses them), NFC, trimmed;
  * 2..40 letters, spaces, apostrophes and hyphens, of one script, no reserved word (unless
- * `allowReserved`: staff may carry them, see reserved-names.ts); or 400.
+ * `allowReserved`, for a name not being chosen now: an imported one); or 400.
  */
 export function validateCharacterName(raw: string, allowReserved = false): string {
   const name = plainText(raw).normalize('NFC');
