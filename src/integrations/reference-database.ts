@@ -57,18 +57,26 @@ const ORDER: Record<string, readonly string[]> = {
   policy_validation_run: ['id'],
   policy_audit_event: ['id'],
   policy_publish_run: ['id'],
+  axis_value: ['id'],
+  worlds: ['id'],
 };
 
 export type ReferenceTable = keyof typeof ORDER;
 
 export class ReferenceDatabase {
   private readonly knex: Knex;
+  private readonly tables: ReadonlySet<string>;
   /** Whether the policy store's tables are there. */
   readonly hasPolicyStore: boolean;
 
-  private constructor(knex: Knex, hasPolicyStore: boolean) {
+  private constructor(knex: Knex, tables: ReadonlySet<string>, hasPolicyStore: boolean) {
     this.knex = knex;
+    this.tables = tables;
     this.hasPolicyStore = hasPolicyStore;
+  }
+
+  has(table: ReferenceTable): boolean {
+    return this.tables.has(table);
   }
 
   /** Opens `file` read-only and checks that it is a reference database. */
@@ -105,7 +113,7 @@ export class ReferenceDatabase {
         const absent = columns.filter((c) => !present.has(c));
         if (absent.length > 0) throw new ReferenceDatabaseError(`'${file}' is not a reference database: table '${table}' has no column ${absent.map((c) => `'${c}'`).join(', ')}`);
       }
-      return new ReferenceDatabase(knex, hasPolicyStore);
+      return new ReferenceDatabase(knex, tables, hasPolicyStore);
     } catch (err) {
       await knex.destroy();
       throw err;

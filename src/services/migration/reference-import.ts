@@ -168,6 +168,12 @@ class Run {
     this.lines.push({ table, row: table, outcome: 'note', reason });
   }
 
+  /** A table this server has no place for: its rows counted as read, and one line saying why. */
+  notRead(table: string, rows: number, why: string): void {
+    this.summary(table).read = rows;
+    this.note(table, `${rows} ${why}`);
+  }
+
   get skipped(): number {
     return [...this.tables.values()].reduce((n, s) => n + s.skipped, 0);
   }
@@ -228,22 +234,26 @@ export class ReferenceImportService {
     await step('chat_messages', () => this.importChat(ref, run, trx, progress, Boolean(options.merge)));
     await step('the policy store', () => this.importPolicies(ref, run, trx));
     await step('the ledger', () => this.importLedger(options.ledgerDir, run, trx));
-    const sessions = await ref.count('sessions');
-    run.summary('sessions').read = sessions;
-    run.note('sessions', `${sessions} session(s) not carried over: sessions are not imported, everyone logs in again`);
+    run.notRead('sessions', await ref.count('sessions'), 'session(s) not carried over: sessions are not imported, everyone logs in again');
   }
 
   private world(worldId: unknown): World | undefined {
     return typeof worldId === 'string' ? this.d.worlds.get(worldId) : undefined;
   }
 
-  /** The reference's world catalog: the worlds here come from their packages, so only a missing one is worth a line. */
+  /**
+   * The reference tables this server has no table for: its world catalog (here the world
+   * packages are; a world its game uses and no package provides is worth a line) and the axis
+   * values (here the active axis bundle policy holds the labels).
+   */
   private async worlds(ref: ReferenceDatabase, run: Run): Promise<void> {
-    const rows = await ref.rows('characters');
-    const used = new Set(rows.map((r) => String(r.world_id)));
+    if (ref.has('worlds')) run.notRead('worlds', await ref.count('worlds'), "world row(s) not imported: this server's worlds come from the packages in its worlds root");
+    const used = new Set<string>();
+    for (const table of ['characters', 'chat_messages', 'world_permissions'] as const) for (const r of await ref.rows(table)) used.add(String(r.world_id));
     for (const worldId of used) {
       if (!this.world(worldId)) run.note('worlds', `world '${worldId}' has no package in this server's worlds root: its characters, chat and grants are skipped`);
     }
+    if (ref.has('axis_value')) run.notRead('axis_value', await ref.count('axis_value'), "axis value row(s) not imported: here an axis's labels come from the world's active axis bundle (the policy store)");
   }
 
   private async importUsers(ref: ReferenceDatabase, run: Run, trx: Knex.Transaction, progress: (t: string, n: number) => () => void): Promise<void> {
