@@ -21,6 +21,8 @@ import { readArtifact } from './services/policy/world-policies.ts';
 import { DomainError } from './services/errors.ts';
 import { checkWorldPackage, exportWorld } from './services/building/world-export.ts';
 import path from 'node:path';
+import { ReferenceDatabaseError } from './integrations/reference-database.ts';
+import { formatImportReport } from './services/migration/import-report.ts';
 
 const HELP = `Usage: mud-server <command>
 
@@ -42,6 +44,12 @@ Commands:
                                        changes) as a package into an empty folder
   world-check <dir>                    Check a world package without a server: exits 1 with
                                        the file and key of each problem
+  import-reference <mud.db> [--ledger <dir>] [--dry-run] [--merge] [--allow-skips]
+                                       Import the reference server's database (and its
+                                       JSONL ledger) in one transaction; prints a report.
+                                       --merge adds to a database that has game data,
+                                       --dry-run writes nothing, --allow-skips commits even
+                                       when rows are skipped (exit 1 otherwise)
 
 Options:
   -h, --help Show this help
@@ -217,10 +225,37 @@ async function worldCheck(args: string[]): Promise<void> {
   console.log(`World '${world!.id}' is sound: ${world!.rooms.size} rooms in ${world!.zones.size} zones, ${world!.items.size} items.`);
 }
 
+async function importReference(args: string[]): Promise<void> {
+  const usage = 'Usage: mud-server import-reference <mud.db> [--ledger <dir>] [--dry-run] [--merge] [--allow-skips]';
+  let file: string | undefined;
+  let ledgerDir: string | undefined;
+  const flags = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--ledger' && args[i + 1] && ledgerDir === undefined) ledgerDir = args[++i];
+    else if (['--dry-run', '--merge', '--allow-skips'].includes(arg)) flags.add(arg);
+    else if (!arg.startsWith('--') && file === undefined) file = arg;
+    else throw new CliError(usage);
+  }
+  if (!file) throw new CliError(usage);
+  await withServices(async (services) => {
+    const report = await services.referenceImport.run(file, {
+      ledgerDir,
+      dryRun: flags.has('--dry-run'),
+      merge: flags.has('--merge'),
+      allowSkips: flags.has('--allow-skips'),
+      progress: (line) => console.error(`import-reference: ${line}`),
+    });
+    process.stdout.write(formatImportReport(report));
+    if (report.skipped > 0 && !flags.has('--allow-skips')) process.exitCode = 1;
+  });
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   'world-export': worldExport,
   'world-check': worldCheck,
   'ledger-export': ledgerExport,
+  'import-reference': importReference,
   'import-policy-artifact': importPolicyArtifact,
   serve,
   migrate,
@@ -243,7 +278,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await run(rest);
   } catch (err) {
-    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError].some((type) => err instanceof type);
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError].some((type) => err instanceof type);
     // Expected failures get one line; anything else is a bug and keeps its stack.
     console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);

@@ -54,6 +54,8 @@ import { BuildRepository } from '../db/repositories/build-repository.ts';
 import { BuildService } from './building/build-service.ts';
 import { WorldSync } from './building/world-sync.ts';
 import { buildCommands } from './building/build-commands.ts';
+import { ReferenceImportService } from './migration/reference-import.ts';
+import { ReferenceImportRepository } from '../db/repositories/reference-import-repository.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -86,6 +88,8 @@ export interface Services {
   ledger: LedgerService;
   maintenanceTasks: PeriodicTask[];
   conditionAxis: ConditionAxisService;
+  /** `mud-server import-reference`: the reference server's database into this one. */
+  referenceImport: ReferenceImportService;
   /** The upstream entity-state client's counters (shared by character creation and condition-axis); null in builtin mode. */
   entityStateCounters(): EntityStateCounters | null;
   /** Writes the pending session activity and releases what the services hold (the hashing threads); the database is the caller's. */
@@ -205,7 +209,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   });
   const ollama = new OllamaClient(logger);
   const gameRepository = new GameRepository(db);
-  const ledger = new LedgerService(new LedgerRepository(db), clock);
+  const ledgerRepository = new LedgerRepository(db);
+  const ledger = new LedgerService(ledgerRepository, clock);
   const game = new GameService(gameRepository, worlds, clock, events, {
     db,
     policies,
@@ -269,6 +274,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       generator: entityClient ? { generate: (seed) => entityClient.generate(seed) } : builtinEntities,
       clock,
     }),
+    referenceImport: new ReferenceImportService({ db, worlds, repo: new ReferenceImportRepository(), axisState, ledger: ledgerRepository, events, chat: config.chat, clock }),
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },

@@ -45,16 +45,17 @@ export function randomSeed(): number {
 
 /**
  * A name a player chose: invisible code points removed (as chat loses them), NFC, trimmed;
- * 2..40 letters, spaces, apostrophes and hyphens, of one script, no reserved word; or 400.
+ * 2..40 letters, spaces, apostrophes and hyphens, of one script, no reserved word (unless
+ * `allowReserved`, for a name not being chosen now: an imported one); or 400.
  */
-export function validateCharacterName(raw: string): string {
+export function validateCharacterName(raw: string, allowReserved = false): string {
   const name = plainText(raw).normalize('NFC');
   if (name === '') throw new InvalidInput('Character name is required');
   if (!CHARACTER_NAME.test(name) || !/\p{L}/u.test(name)) {
     throw new InvalidInput('Character name must be 2-40 characters: letters, spaces, apostrophes and hyphens');
   }
   if (mixesScripts(name)) throw new InvalidInput('Character name must be written in one script: it mixes letters of different alphabets');
-  const reserved = reservedWordIn(name);
+  const reserved = allowReserved ? undefined : reservedWordIn(name);
   if (reserved !== undefined) throw new InvalidInput(`Character name must not contain the reserved word '${reserved}'`);
   return name;
 }
