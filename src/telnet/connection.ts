@@ -144,8 +144,10 @@ export class TelnetConnection {
   private session: AuthenticatedSession | null = null;
   private characters: CharacterSummary[] = [];
   private player: Player | null = null;
-  /** The room whose description the player last read. */
+  /** The room the character stands in, as the door last heard. */
   private shownRoom: string | null = null;
+  /** What the player last read of its room: the answer to its last command, or the room last shown. */
+  private lastRead = '';
   /** A game command is running: a room event waits for it (its answer shows the room already). */
   private busy = false;
   private heldRoom: Schemas['RoomEvent'] | null = null;
@@ -370,7 +372,8 @@ export class TelnetConnection {
     this.print(`You play ${player.name} in ${world?.name ?? player.worldId}. Type help for the commands.`);
     if (player.roomId) {
       this.sendRoomInfo(player.roomId);
-      this.write(this.terminal.text(await this.s.game.describeRoom(player, player.roomId)));
+      this.lastRead = await this.s.game.describeRoom(player, player.roomId);
+      this.write(this.terminal.text(this.lastRead));
     }
   }
 
@@ -387,8 +390,7 @@ export class TelnetConnection {
     try {
       const result = await this.s.game.command(player, text.normalize('NFC'));
       this.write(this.terminal.text(verb === 'help' || verb === '?' ? `${result.message}\n${TELNET_HELP}` : result.message));
-      // A move's answer shows the new room: its `room` event then only updates the map.
-      this.shownRoom = (await this.validSession()).roomId;
+      this.lastRead = result.message;
     } finally {
       this.busy = false;
       const held = this.heldRoom;
@@ -431,15 +433,20 @@ export class TelnetConnection {
     this.write(this.terminal.styled(text));
   }
 
-  /** The character moved: the map follows at once; the room is shown unless the player's command showed it. */
+  /**
+   * The character moved, or builders changed its room: the map follows at once; the room is
+   * shown unless the answer to the player's own move showed it as it is (that move's event may
+   * arrive after the answer, on PostgreSQL a while after).
+   */
   room(event: Schemas['RoomEvent']): void {
     if (this.busy) {
       this.heldRoom = event;
       return;
     }
-    this.sendRoomInfo(event.room_id);
-    if (event.room_id === this.shownRoom) return;
     this.shownRoom = event.room_id;
+    this.sendRoomInfo(event.room_id);
+    if (this.lastRead.includes(event.look)) return;
+    this.lastRead = event.look;
     this.write(this.terminal.text(event.look));
   }
 

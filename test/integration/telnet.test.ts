@@ -145,6 +145,21 @@ describe(`telnet door (${DB_NAME})`, function () {
     expect(client.all.split('=== Ropewalk Bridge ===').length - 1).to.equal(1);
   });
 
+  it("shows the room again when builders change it while the player stands there", async () => {
+    const { client } = await playing('Maud');
+    const mason = await sessionFor(server, 'tarrer', 'worldbuilder');
+    const room = '/api/worlds/emberwick/rooms/lockkeepers_square';
+    const before = await server.get(room, { authorization: `Bearer ${mason}` });
+    const changed = await server.request('PATCH', room, { version: before.body.version, description: 'Fresh tar gleams on the lock gates.' }, { authorization: `Bearer ${mason}` });
+    expect(changed.status, changed.text).to.equal(200);
+    try {
+      expect(await client.read('[Exits]:')).to.contain('Fresh tar gleams on the lock gates.');
+    } finally {
+      const reverted = await server.request('POST', `${room}/revert`, { version: changed.body.version }, { authorization: `Bearer ${mason}` });
+      expect(reverted.status, reverted.text).to.equal(200);
+    }
+  });
+
   it('is an ordinary session: client type telnet, listed for admins; a kick ends the connection with the reason', async () => {
     const { client, name } = await playing('Kit');
     const admin = await sessionFor(server, `adm${Date.now().toString(36)}`, 'admin');
