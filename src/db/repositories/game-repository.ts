@@ -26,6 +26,20 @@ export interface NewChatMessage {
   createdAt: string;
 }
 
+/** A `chat_messages` row of a message (a message carried over from elsewhere may have no sender character). */
+export function chatMessageRow(m: Omit<NewChatMessage, 'characterId'> & { characterId: number | null }): Record<string, unknown> {
+  return {
+    world_id: m.worldId,
+    room_id: m.roomId,
+    character_id: m.characterId,
+    sender_name: m.senderName,
+    channel: m.channel,
+    recipient_character_id: m.recipientCharacterId,
+    message: m.message,
+    created_at: m.createdAt,
+  };
+}
+
 /** A character bound to an unexpired session; `expiresAt` is the earliest its sessions end (null: one never does). */
 export interface ActiveCharacter {
   id: number;
@@ -131,19 +145,7 @@ export class GameRepository {
 
   /** Returns the new messages' ids. */
   async insertMessages(messages: readonly NewChatMessage[]): Promise<number[]> {
-    const rows = await this.db('chat_messages').insert(
-      messages.map((m) => ({
-        world_id: m.worldId,
-        room_id: m.roomId,
-        character_id: m.characterId,
-        sender_name: m.senderName,
-        channel: m.channel,
-        recipient_character_id: m.recipientCharacterId,
-        message: m.message,
-        created_at: m.createdAt,
-      })),
-      'id',
-    );
+    const rows = await this.db('chat_messages').insert(messages.map(chatMessageRow), 'id');
     return rows.map((row) => insertedId(row));
   }
 

@@ -6,21 +6,14 @@
  */
 import type { Knex } from 'knex';
 import { insertedId } from '../inserted-id.ts';
-import type { Role } from '../../shared/roles.ts';
+import { chatMessageRow, type NewChatMessage } from './game-repository.ts';
+import type { UserRecord } from './user-repository.ts';
 
-export interface ImportedUser {
-  username: string;
+/** An account as the import writes it. */
+export type ImportedUser = Omit<UserRecord, 'id'> & {
   /** Null when another account holds the name in another letter case (it still logs in by its exact name). */
   usernameKey: string | null;
-  passwordHash: string;
-  role: Role;
-  isActive: boolean;
-  isGuest: boolean;
-  guestExpiresAt: string | null;
-  accountOrigin: string;
-  createdAt: string;
-  lastLogin: string | null;
-}
+};
 
 export interface ImportedCharacter {
   userId: number | null;
@@ -40,16 +33,8 @@ export interface ImportedCharacter {
   stateUpdatedAt: string | null;
 }
 
-export interface ImportedChat {
-  worldId: string;
-  roomId: string;
-  characterId: number | null;
-  senderName: string;
-  channel: 'say' | 'yell' | 'whisper';
-  recipientCharacterId: number | null;
-  message: string;
-  createdAt: string;
-}
+/** A message as the import writes it: its sender's character may not have been imported. */
+export type ImportedChat = Omit<NewChatMessage, 'characterId'> & { characterId: number | null };
 
 /** The game tables an import into an "empty" database must find empty. */
 const GAME_TABLES = ['users', 'characters', 'chat_messages', 'ledger_events'] as const;
@@ -157,19 +142,7 @@ export class ReferenceImportRepository {
   async insertChat(messages: readonly ImportedChat[], trx: Knex): Promise<number[]> {
     const ids: number[] = [];
     for (let i = 0; i < messages.length; i += CHAT_BATCH) {
-      const rows = await trx('chat_messages').insert(
-        messages.slice(i, i + CHAT_BATCH).map((m) => ({
-          world_id: m.worldId,
-          room_id: m.roomId,
-          character_id: m.characterId,
-          sender_name: m.senderName,
-          channel: m.channel,
-          recipient_character_id: m.recipientCharacterId,
-          message: m.message,
-          created_at: m.createdAt,
-        })),
-        'id',
-      );
+      const rows = await trx('chat_messages').insert(messages.slice(i, i + CHAT_BATCH).map(chatMessageRow), 'id');
       // Whatever order RETURNING lists them in.
       ids.push(...rows.map((row) => insertedId(row)).sort((a, b) => a - b));
     }

@@ -26,7 +26,8 @@ export type LedgerEvent = components['schemas']['LedgerEvent'];
 
 export const LEDGER_SCHEMA_VERSION = '1.0';
 
-interface Envelope {
+/** A ledger line's fields, as the reference's JSONL files hold them without `_checksum`. */
+export interface Envelope {
   event_id: string;
   timestamp: string;
   world_id: string;

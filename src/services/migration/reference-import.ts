@@ -23,7 +23,7 @@ import { newUsername, normalizeUsername } from '../accounts/account-service.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
 import { validateCharacterName } from '../characters/character-service.ts';
 import { plainText } from '../game/plain-text.ts';
-import { envelopeChecksum } from '../ledger/ledger-service.ts';
+import { envelopeChecksum, type Envelope } from '../ledger/ledger-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { Conflict, DomainError } from '../errors.ts';
@@ -811,17 +811,7 @@ export function importedCharacterName(raw: string, playerOwned: boolean): { name
   return { name, notes };
 }
 
-interface LedgerLine {
-  _checksum: string;
-  event_id: string;
-  timestamp: string;
-  world_id: string;
-  event_type: string;
-  schema_version: string;
-  ipc_hash: string | null;
-  meta: Record<string, unknown>;
-  data: Record<string, unknown>;
-}
+type LedgerLine = Envelope & { _checksum: string };
 
 /** A ledger line as an envelope, or what is wrong with it. */
 function ledgerEnvelope(line: string): LedgerLine | string {
