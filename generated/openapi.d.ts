@@ -2563,7 +2563,7 @@ export interface components {
         /** @example up */
         DirectionPath: components["schemas"]["Direction"];
         /**
-         * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+         * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
          * @example "1"
          */
         IfMatch: string;
@@ -5636,7 +5636,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5679,7 +5679,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5741,7 +5741,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5814,7 +5814,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -5888,7 +5888,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -6049,7 +6049,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
@@ -6095,7 +6095,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description The version last read, as its `ETag` gave it (`"3"`); or send `version` instead.
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
                  * @example "1"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];

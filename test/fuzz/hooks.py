@@ -4,6 +4,9 @@ are also valid for the server's business rules (and the session travels one way 
 - The session is the bearer token (`[auth.openapi.sessionBearer]`), so the optional
   `session_id` query and body fields are dropped, and a `{session_id}` path segment carries the
   same token; the server refuses a request naming two different sessions (400).
+- A building write takes the version last read as `If-Match` or as `version`, and refuses
+  (400) a request that sends neither, or both naming different versions: positive cases send
+  exactly one (a stale one answers 409, which is expected).
 - Positive cases get a password confirmation equal to the password, passwords that pass the
   STANDARD policy, and usernames and character names nobody has taken yet (and with no
   reserved word). Negative cases are left alone, so the fuzzer still checks that broken
@@ -76,3 +79,25 @@ def before_call(context, case, kwargs):
         case.body.pop("session_id", None)
         if _is_positive(case):
             _fix_body(case.method.upper(), case.path, case.body)
+    if _is_positive(case) and case.path.startswith("/api/worlds/") and case.method.upper() in ("POST", "PATCH", "DELETE"):
+        _one_version(case, kwargs)
+
+
+def _one_version(case, kwargs) -> None:
+    """Exactly one of If-Match and `version` (in the body or the query) on a building write."""
+    in_body = isinstance(case.body, dict) and "version" in case.body
+    in_query = isinstance(case.query, dict) and "version" in case.query
+    # The header is in the case and, already prepared, in the request's arguments.
+    header_sets = [h for h in (case.headers, kwargs.get("headers")) if h is not None]
+    has_header = any(k.lower() == "if-match" for h in header_sets for k in list(h))
+    if has_header and (in_body or in_query):
+        for h in header_sets:
+            for k in [k for k in list(h) if k.lower() == "if-match"]:
+                del h[k]
+    elif not has_header and not (in_body or in_query):
+        creates = case.method.upper() == "POST" and case.path.endswith(("/rooms", "/items"))
+        if not creates:  # creating a room or an item takes no version; every other write needs one
+            for h in header_sets:
+                h["If-Match"] = '"1"'
+            if case.headers is None:
+                case.headers = {"If-Match": '"1"'}
