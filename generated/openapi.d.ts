@@ -716,6 +716,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/characters/deselect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unbind the session from its character (back to the character list)
+         * @description The character leaves the world at once (`leave` and `presence` events) unless another
+         *     session plays it; the session stays logged in and may select a character again. 409
+         *     when the session plays no character.
+         */
+        post: operations["deselectCharacter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/user/create-character": {
         parameters: {
             query?: never;
@@ -793,6 +815,17 @@ export interface paths {
          *     bidirectional controls are removed from the text (tabs and line breaks become spaces).
          *     Each session may send a limited number of commands in a short window (by default 60 in
          *     10 seconds); more answer 429.
+         *
+         *     Talking: `say` (room), `yell` (room and adjoining rooms), `whisper <player> <message>`
+         *     (one player in the same room), `emote <action>` / `pose <action>` / `:<action>` (the
+         *     room reads `Wren waves.`; channel `emote`), `tell <player> <message>` (one player
+         *     anywhere in the world, online or not: it waits in their `GET /chat`; channel `tell`),
+         *     `ooc <message>` (out of character, the whole world, never translated; channel `ooc`,
+         *     with its own limit per character, by default 5 a minute, past which it answers 429).
+         *     Looking: `look`, `look <item|player>` and `examine <item|player>` (an item here or
+         *     carried: its description; a player here: name, link-dead or not, what they carry),
+         *     `exits`. Moving: the directions, and `go <direction>`. `who` and the room's players
+         *     mark link-dead characters `(link-dead)`.
          */
         post: operations["runCommand"];
         delete?: never;
@@ -1257,6 +1290,12 @@ export interface components {
         SessionRow: {
             /** @description The session's handle, not a secret and never reused; `POST /admin/session/kick` accepts it (as a decimal string) in `target_session_id`. */
             id: number;
+            /** @description Event streams (`GET /events`, telnet connections) open for the session now, on every server instance. */
+            open_streams: number;
+            /** @description An event stream is open, or the session made a request within `[presence] idle_seconds` (and since its last stream closed). A session with a character that is not connected is link-dead. */
+            connected: boolean;
+            /** @description Link-dead for longer than `[presence] linkdead_seconds`, its character has left the lists; the session is still valid and its next request brings the character back. */
+            away: boolean;
             username: string;
             character_name: string | null;
             world_id: string | null;
@@ -1632,8 +1671,12 @@ export interface components {
             recipient: string | null;
             created_at: string;
         };
-        /** @enum {string} */
-        ChatChannel: "say" | "yell" | "whisper";
+        /**
+         * @description `say`, `yell`, `whisper` and `emote` are heard in a room; `tell` (to one character) and
+         *     `ooc` (out of character) anywhere in the world.
+         * @enum {string}
+         */
+        ChatChannel: "say" | "yell" | "whisper" | "emote" | "tell" | "ooc";
         AxisValue: {
             label: string;
             score: number;
@@ -4080,6 +4123,46 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deselectCharacter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "3f1c9a2e-8d4b-4f6a-9c1e-2b7d5a8e0f13"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Character unbound. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Wren Ashdown leaves the world."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["NoCharacter"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminCreateCharacter: {
         parameters: {
             query?: never;
@@ -4351,7 +4434,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Too many commands from this session; retry after the number of seconds in `Retry-After`. */
+            /** @description Too many commands from this session (or `ooc` messages from its character); retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
                     /** @example 4 */

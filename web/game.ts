@@ -11,7 +11,7 @@ import { chatLine, commonPrefix, completions, END_TEXT, itemLine, listEntries, m
 
 const STATE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', polling: 'Polling', away: 'Reconnecting…' };
 /** Chat commands are answered by their chat message (an event, or the next poll), not by the reply. */
-const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper']);
+const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper', 'emote', 'pose', 'tell', 'ooc']);
 /** Commands that change what lies in the room or is carried. */
 const ITEM_VERBS = new Set(['get', 'take', 'drop']);
 const MAX_LOG_LINES = 400;
@@ -61,7 +61,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     h('button', { class: 'primary', text: 'Send', attrs: { type: 'submit' } }),
   );
   const switchCharacter = h('button', { class: 'ghost', text: 'Characters', attrs: { type: 'button' } });
-  switchCharacter.addEventListener('click', () => nav.lobby());
+  // Back to the character list: the character leaves the world at once, not when the session ends.
+  switchCharacter.addEventListener('click', () => void call(api.POST('/characters/deselect', { body: {} })).then(() => nav.lobby()));
 
   const element = h(
     'div',
@@ -127,7 +128,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
     people.replaceChildren(
       ...room.players.map((name) =>
-        h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
+        h('li', {}, h('span', { text: name }), ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : []), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
       ),
     );
     if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
@@ -176,7 +177,9 @@ export function gameScreen(nav: Nav, session: Session): Screen {
 
   const send = async (text: string) => {
     write('echo', text);
-    const verb = text.trim().replace(/^\//, '').split(/\s+/)[0]!.toLowerCase();
+    const typed = text.trim().replace(/^\//, '').split(/\s+/)[0]!.toLowerCase();
+    // `:waves` is an emote.
+    const verb = typed.startsWith(':') ? 'emote' : typed;
     const result = await call(api.POST('/command', { body: { command: text } }));
     if (!result.ok) {
       if (result.status === 409) return nav.lobby();
@@ -262,7 +265,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const live = connectLive(session.id, {
     chat: (message) => {
       const line = chatLine(message, me);
-      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), h('span', { class: 'speaker', text: `${line.speaker}:` }), ' ', h('span', { class: 'text', text: line.text })));
+      const said = line.action ? [] : [h('span', { class: 'speaker', text: `${line.speaker}:` }), ' '];
+      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), ...said, h('span', { class: 'text', text: line.text })));
     },
     arrive: (event) => {
       if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);

@@ -13,7 +13,7 @@ import { WorldPermissionRepository } from '../db/repositories/world-permission-r
 import { InspectionRepository } from '../db/repositories/inspection-repository.ts';
 import { HealthService } from './health-service.ts';
 import { AccountService } from './accounts/account-service.ts';
-import { SessionService } from './accounts/session-service.ts';
+import { SessionService, SWEEP_BATCH } from './accounts/session-service.ts';
 import { SessionActivity } from './accounts/session-activity.ts';
 import { BcryptPool, type PasswordHasher } from './accounts/password-hasher.ts';
 import { InspectionService } from './admin/inspection-service.ts';
@@ -78,6 +78,12 @@ export interface Services {
   llm: LlmCommandService;
   ledger: LedgerService;
   maintenanceTasks: PeriodicTask[];
+  /**
+   * The link-dead sweep (a maintenance task): this instance's stream leases renewed and its
+   * activity written first, then the sessions link-dead past `[presence] linkdead_seconds` go
+   * away. Returns how many went.
+   */
+  sweepLinkdead(): Promise<number>;
   conditionAxis: ConditionAxisService;
   /** The upstream entity-state client's counters (shared by character creation and condition-axis); null in builtin mode. */
   entityStateCounters(): EntityStateCounters | null;
@@ -168,7 +174,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const characters = new CharacterRepository(db);
   const permissions = new WorldPermissionRepository(db);
   const hasher = new BcryptPool(config.security.bcryptRounds);
-  const presence = new Presence({ bus: events, sessions: sessionRepository, characters, clock });
+  const presence = new Presence({ db, bus: events, sessions: sessionRepository, characters, clock });
   const activity = new SessionActivity(sessionRepository, logger);
   const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
@@ -199,7 +205,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const ollama = new OllamaClient(logger);
   const gameRepository = new GameRepository(db);
   const ledger = new LedgerService(new LedgerRepository(db), clock);
-  const game = new GameService(gameRepository, worlds, clock, events, {
+  const game = new GameService(gameRepository, worlds, clock, events, config.presence.idleSeconds * 1000, {
     db,
     policies,
     axisState,
@@ -209,7 +215,16 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     translator: new Translator(ollama),
     translation: config.translation,
     logger,
-  });
+  }, limits.oocByCharacter);
+  const streams = new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const linkdeadMs = config.presence.linkdeadSeconds * 1000;
+  const sweepLinkdead = async (): Promise<number> => {
+    await streams.renewLeases();
+    await sessions.flushActivity();
+    const away = await presence.sweepLinkdead(linkdeadMs, SWEEP_BATCH);
+    await sessionRepository.pruneLeases(toDbTime(new Date(clock().getTime() - linkdeadMs)));
+    return away;
+  };
   return {
     lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
     llm: new LlmCommandService(ollama, config.llm),
@@ -218,7 +233,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     game,
     events,
     limits,
-    streams: new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger }),
+    streams,
+    sweepLinkdead,
     entry: new EntryService({
       db,
       users,
@@ -246,7 +262,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     sessions,
     accounts,
     userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events }),
-    inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
+    inspection: new InspectionService(new InspectionRepository(db), worlds, clock, config.presence.idleSeconds * 1000),
     conditionAxis: new ConditionAxisService({
       worlds,
       policies,
@@ -257,6 +273,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },
+      // A tenth of linkdead_seconds (1 to 30 s): characters leave the lists close to on time.
+      { name: 'linkdead-sessions', intervalMs: Math.min(30_000, Math.max(1000, linkdeadMs / 10)), run: sweepLinkdead },
       {
         name: 'expired-temporary-accounts',
         intervalMs: config.accounts.purgeIntervalMinutes * 60_000,

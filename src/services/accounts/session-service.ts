@@ -115,9 +115,19 @@ export class SessionService {
     if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     // An expired session is left to the sweep, which also tells the world its character left.
     if (isExpired(session, stamp)) throw new Unauthenticated(INVALID_SESSION);
+    // Link-dead too long, its character left the lists: this request brings it back.
+    if (session.away) {
+      await this.presence.comeBack(session);
+      const back = { ...session, away: false, lastActivity: stamp };
+      this.cache.update(key, session, back);
+      return back;
+    }
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS keeps the batches small and shortens a 480-minute life by seconds.
-    if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
+    // A request after the session's last stream closed is recorded at once: it connects the
+    // character again (docs/decisions.md, "Presence").
+    const sinceStream = session.disconnectedAt !== null && session.disconnectedAt >= session.lastActivity;
+    if (!sinceStream && now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
     const expiresAt = this.sliding ? this.expiryFrom(now, fromDbTime(session.createdAt)) : undefined;
     const slid = expiresAt === undefined ? {} : { expiresAt };
     this.activity.record({ id: session.id, lastActivity: stamp, ...slid });

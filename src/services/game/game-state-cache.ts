@@ -81,9 +81,13 @@ export class GameStateCache {
   /** Item loads in flight, by `room:`/`inventory:` key: one per key, and not remembered when its room or holder changed meanwhile. */
   private readonly itemLoads = new Map<string, { load: { stale: boolean }; promise: Promise<ItemInstance[]> }>();
 
-  constructor(bus: EventBus, repo: GameRepository) {
+  private readonly idleMs: number;
+
+  /** `idleMs`: how long a request keeps a character connected ([presence] idle_seconds). */
+  constructor(bus: EventBus, repo: GameRepository, idleMs: number) {
     this.bus = bus;
     this.repo = repo;
+    this.idleMs = idleMs;
     const invalidate = (event: BusEvent): void => this.invalidate(event);
     bus.subscribe(invalidate);
     bus.onCommitted(invalidate);
@@ -106,12 +110,18 @@ export class GameStateCache {
   }
 
   private async loadActive(worldId: string, now: Date, load: ActiveLoad): Promise<ActiveWorld> {
-    const list = await this.repo.activeCharacters(worldId, now);
+    const list = await this.repo.activeCharacters(worldId, now, new Date(now.getTime() - this.idleMs));
     let validUntil: number | null = null;
-    for (const c of list) {
-      if (c.expiresAt === null) continue;
-      const end = fromDbTime(c.expiresAt).getTime();
+    const until = (end: number): void => {
       if (validUntil === null || end < validUntil) validUntil = end;
+    };
+    for (const c of list) {
+      if (c.expiresAt !== null) until(fromDbTime(c.expiresAt).getTime());
+      // Connected by a request only: link-dead once it is idle_seconds old, without any event.
+      if (!c.linkdead && c.activeAt !== null) {
+        const idleAt = fromDbTime(c.activeAt).getTime() + this.idleMs;
+        if (idleAt > now.getTime()) until(idleAt);
+      }
     }
     const world = new ActiveWorld(list);
     for (const [characterId, to] of load.moves) if (!world.move(characterId, to)) load.stale = true;
@@ -183,6 +193,7 @@ export class GameStateCache {
         return;
       }
       case 'presence':
+      case 'connection':
         this.dropActive(event.worldId);
         return;
       case 'item': {
