@@ -2644,6 +2644,9 @@ export interface operations {
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
                      *           "expires_at": "2026-11-22 04:20:00",
+                     *           "open_streams": 1,
+                     *           "connected": true,
+                     *           "away": false,
                      *           "age_seconds": 12
                      *         }
                      *       ]
@@ -2843,7 +2846,23 @@ export interface operations {
                      *           "client_type": "web",
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
-                     *           "expires_at": "2026-11-22 04:20:00"
+                     *           "expires_at": "2026-11-22 04:20:00",
+                     *           "open_streams": 0,
+                     *           "connected": true,
+                     *           "away": false
+                     *         },
+                     *         {
+                     *           "id": 5,
+                     *           "username": "wren",
+                     *           "character_name": "Wren Ashdown",
+                     *           "world_id": "emberwick",
+                     *           "client_type": "web",
+                     *           "created_at": "2026-11-21 18:02:41",
+                     *           "last_activity": "2026-11-21 18:40:12",
+                     *           "expires_at": "2026-11-22 02:40:12",
+                     *           "open_streams": 0,
+                     *           "connected": false,
+                     *           "away": true
                      *         }
                      *       ]
                      *     }

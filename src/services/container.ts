@@ -176,7 +176,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const hasher = new BcryptPool(config.security.bcryptRounds);
   const presence = new Presence({ db, bus: events, sessions: sessionRepository, characters, clock });
   const activity = new SessionActivity(sessionRepository, logger);
-  const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock);
+  const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock, config.presence.idleSeconds * 1000);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);

@@ -69,6 +69,11 @@ export class Presence {
     });
   }
 
+  /** A link-dead session's request was written: its character is connected again on every instance's lists. */
+  async connected(worldId: string, characterId: number): Promise<void> {
+    await this.d.bus.publish({ type: 'connection', worldId, characterId });
+  }
+
   /**
    * Marks away the sessions link-dead for longer than `linkdeadMs` (SWEEP_BATCH per transaction);
    * their characters that no other session keeps in the lists leave. Returns how many went away.
