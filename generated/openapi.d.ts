@@ -4151,11 +4151,6 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                /**
-                 * @example {
-                 *       "session_id": "3f1c9a2e-8d4b-4f6a-9c1e-2b7d5a8e0f13"
-                 *     }
-                 */
                 "application/json": components["schemas"]["SessionRequest"];
             };
         };

@@ -128,7 +128,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
     people.replaceChildren(
       ...room.players.map((name) =>
-        h('li', {}, h('span', { text: name }), ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : []), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
+        h('li', {}, h('span', {}, name, ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : [])), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
       ),
     );
     if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));

@@ -1,6 +1,7 @@
 /**
  * The game: one text command per request, looked up in the command table (movement, look,
- * inventory, get/drop, say/yell/whisper, recall, who, help), plus status and room chat. Texts
+ * inventory, get/drop, say/yell/whisper, recall, who, help, and the social verbs of
+ * social-commands.ts), plus status and room chat. Texts
  * follow the reference server with the changes in docs/decisions.md ("The game"): items are
  * real objects, yell reaches each distinct adjoining room, `who` lists the other players.
  * Chat, moves and items are announced on the event bus once written, for the live event
