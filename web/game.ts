@@ -186,7 +186,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       return write('error', result.detail);
     }
     const { success, message } = result.data;
-    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    if (success && CHAT_VERBS.has(verb)) {
+      // The words come back as a chat event; a line after them is news for the speaker (a tell to someone away).
+      const note = message.split('\n').slice(1).join('\n');
+      if (note) write('reply', note);
+      return live.poke();
+    }
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? 'reply' : 'error', shown.before);

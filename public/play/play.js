@@ -1239,7 +1239,11 @@ function gameScreen(nav2, session2) {
       return write("error", result.detail);
     }
     const { success, message } = result.data;
-    if (success && CHAT_VERBS.has(verb)) return live.poke();
+    if (success && CHAT_VERBS.has(verb)) {
+      const note = message.split("\n").slice(1).join("\n");
+      if (note) write("reply", note);
+      return live.poke();
+    }
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? "reply" : "error", shown.before);

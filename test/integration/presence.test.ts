@@ -60,7 +60,7 @@ describe(`presence means connected (${DB_NAME})`, function () {
     expect(await okCmd(a, 'look')).to.include(`[Players here]:\n  - ${b.name} (link-dead)\n`);
     expect(await okCmd(a, `examine ${b.name}`)).to.equal(`${b.name} is here.\n${b.name} is link-dead: their player is away.\nThey carry nothing.`);
     expect((await statusOf(a)).active_players).to.deep.equal([a.name, b.name].sort());
-    expect(await okCmd(a, `tell ${b.name} hello`)).to.equal(`You tell ${b.name}: hello (${b.name} is link-dead: it waits in their chat.)`);
+    expect(await okCmd(a, `tell ${b.name} hello`)).to.equal(`You tell ${b.name}: hello\n${b.name} is link-dead: it waits in their chat.`);
     // Bert comes back: one request and every list sees him connected.
     await statusOf(b);
     await eventually(async () => expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`), SETTLE_MS);

@@ -102,7 +102,7 @@ describe(`social verbs (${DB_NAME})`, function () {
       const a = await newPlayer(server, 'Wren');
       const b = await newPlayer(server, 'Sleeper');
       await server.post('/logout', { session_id: b.sessionId });
-      expect(await okCmd(a, `tell ${b.name} wake up`)).to.equal(`You tell ${b.name}: wake up (${b.name} is not in the world now: it waits in their chat.)`);
+      expect(await okCmd(a, `tell ${b.name} wake up`)).to.equal(`You tell ${b.name}: wake up\n${b.name} is not in the world now: it waits in their chat.`);
       const back = { ...b, sessionId: await loginAs(server, b.username) };
       await selectCharacter(server, back.sessionId, b.characterId);
       const chat = await chatOf(back);

@@ -140,7 +140,8 @@ export class SocialCommands {
     const escaped = escapeHtml(text);
     await this.game.post(player, [this.game.message(player, player.roomId, 'tell', `[TELL: ${player.name} \u2192 ${target.name}] ${escaped}`, target.id)], target.name, true);
     const present = (await this.game.present(player.worldId)).find((c) => c.id === target.id);
-    const away = !present ? ` (${target.name} is not in the world now: it waits in their chat.)` : present.linkdead ? ` (${target.name} is ${LINKDEAD}: it waits in their chat.)` : '';
+    // On a line of its own: clients that show the tell from its chat event still show this.
+    const away = !present ? `\n${target.name} is not in the world now: it waits in their chat.` : present.linkdead ? `\n${target.name} is ${LINKDEAD}: it waits in their chat.` : '';
     return ok(`You tell ${target.name}: ${escaped}${away}`);
   }
 
