@@ -2,7 +2,8 @@
  * The telnet door against the real server, through raw sockets (test/helpers/telnet-client.ts):
  * negotiation, login with the password unechoed, the character menu, play with events arriving
  * while idle and GMCP, the social channels, the connection counting as connected, the session
- * as an ordinary one (listed, kicked), quit, hostile input, TLS, and the limits (shared login limit, command throttle, connection caps, timeouts).
+ * as an ordinary one (listed, kicked), quit, hostile input, TLS, and the limits (shared login
+ * limit, command throttle, connection caps, timeouts).
  */
 import { describe, it, before, after, afterEach } from 'mocha';
 import { expect } from 'chai';
