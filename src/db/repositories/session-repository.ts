@@ -273,9 +273,11 @@ export class SessionRepository {
         .merge(['streams', 'lease_until']);
       return;
     }
+    // The session's row first, as a session's delete (which cascades to its leases) locks them:
+    // the other order deadlocks with a logout.
     await this.db.transaction(async (trx) => {
-      await trx('event_stream_leases').where({ session_id: sessionId, instance_id: instanceId }).delete();
       await trx('sessions').where({ id: sessionId }).update({ disconnected_at: now });
+      await trx('event_stream_leases').where({ session_id: sessionId, instance_id: instanceId }).delete();
     });
   }
 
@@ -286,6 +288,7 @@ export class SessionRepository {
 
   /** Drops every lease of this instance (it shuts down): their sessions' streams closed `now`. */
   async dropLeases(instanceId: string, now: string): Promise<void> {
+    // Sessions first, then leases, as in leaseStreams.
     await this.db.transaction(async (trx) => {
       await trx('sessions').whereIn('id', trx('event_stream_leases').where({ instance_id: instanceId }).select('session_id')).update({ disconnected_at: now });
       await trx('event_stream_leases').where({ instance_id: instanceId }).delete();

@@ -13,7 +13,7 @@ import type { ActiveCharacter, ChatRow, GameRepository, MessageChannel, NewChatM
 import type { EventBus, MoveCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
+import { DIRECTIONS, SHORT_DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
 import type { Limit } from '../limits/limits.ts';
 import { ChatHistory } from './chat-history.ts';
 import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
@@ -28,7 +28,6 @@ type Schemas = components['schemas'];
 
 export type { CommandResult, Player };
 
-const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
 /** A character as lists show it: its name, marked while its player is away (docs/decisions.md, "Presence"). */
 const listed = (c: ActiveCharacter): string => (c.linkdead ? `${c.name} (${LINKDEAD})` : c.name);
 /** Messages GET /chat returns at most (and a resuming event stream replays). */

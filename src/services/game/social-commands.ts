@@ -6,7 +6,7 @@
  */
 import type { ActiveCharacter, MessageChannel, NewChatMessage } from '../../db/repositories/game-repository.ts';
 import type { Limit } from '../limits/limits.ts';
-import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
+import { DIRECTIONS, directionNamed, type Direction, type World } from '../worlds/world-loader.ts';
 import { fail, ok, type Command, type CommandResult, type Player } from './command-table.ts';
 import { escapeHtml } from './plain-text.ts';
 
@@ -26,15 +26,8 @@ export interface GameCore {
 }
 
 export const NOT_IN_ROOM = 'You are not in a valid room.';
-const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
 /** How a link-dead character shows in lists (docs/decisions.md, "Presence"). */
 export const LINKDEAD = 'link-dead';
-
-/** A direction by its name or one-letter short form, in any letter case. */
-export function directionNamed(word: string): Direction | undefined {
-  const lower = word.toLowerCase();
-  return (DIRECTIONS as readonly string[]).includes(lower) ? (lower as Direction) : SHORT_DIRECTIONS[lower];
-}
 
 /**
  * An emote as others read it: `Wren` + `waves` → `Wren waves.`; an action starting with an
