@@ -1,10 +1,10 @@
 /**
- * Presence that means connected (docs/decisions.md, "Presence"): a character is connected while
- * it has an open event stream or made a request within [presence] idle_seconds, link-dead
- * otherwise (marked in `who` and the room), and after linkdead_seconds it leaves the lists with
- * leave/presence events while its session stays valid; it comes back with its next request.
- * POST /characters/deselect leaves at once. The admin session listing shows who is connected.
- * Across instances on PostgreSQL, the streams of one instance count on the other.
+ * Presence that means connected (docs/decisions.md, "Presence means connected"): a character is
+ * connected while it has an open event stream or made a request within [presence] idle_seconds,
+ * link-dead otherwise (marked in `who` and the room), and after linkdead_seconds it leaves the
+ * lists with leave/presence events while its session stays valid; it comes back with its next
+ * request. POST /characters/deselect leaves at once. The admin session listing shows who is
+ * connected. Across instances on PostgreSQL, the streams of one instance count on the other.
  */
 import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 
 /**
- * Presence that means connected (docs/decisions.md, "Presence"): each instance leases the
- * sessions it holds event streams for (one row per session and instance, renewed by its
- * heartbeat, so an instance that dies stops counting); `disconnected_at` is when a session's
- * last stream closed, `away` marks a session whose character has left the lists for being
- * link-dead too long (the session itself stays valid). Messages of the world-wide channels are
- * read by world and channel.
+ * Presence that means connected (docs/decisions.md, "Presence means connected"): each instance
+ * leases the sessions it holds event streams for (one row per session and instance, renewed by its
+ * heartbeat, so an instance that dies stops counting); `disconnected_at` is when a session's last
+ * stream closed, `away` marks a session whose character has left the lists for being link-dead too
+ * long (the session itself stays valid). Messages of the world-wide channels are read by world and
+ * channel.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('sessions', (t) => {

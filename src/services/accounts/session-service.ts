@@ -129,7 +129,7 @@ export class SessionService {
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS keeps the batches small and shortens a 480-minute life by seconds.
     // A request after the session's last stream closed is recorded at once: it connects the
-    // character again (docs/decisions.md, "Presence").
+    // character again (docs/decisions.md, "Presence means connected").
     const sinceStream = session.disconnectedAt !== null && session.disconnectedAt >= session.lastActivity;
     const sinceActivity = now.getTime() - fromDbTime(session.lastActivity).getTime();
     if (!sinceStream && sinceActivity < ACTIVITY_RESOLUTION_MS) return session;

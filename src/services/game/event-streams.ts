@@ -179,7 +179,7 @@ export class EventStreams {
   private stopped = false;
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
   private dispatching: Promise<void> = Promise.resolve();
-  /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence"). */
+  /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence means connected"). */
   private readonly instanceId = randomUUID();
   /** Sessions this instance holds a lease for (it has open streams of them). */
   private readonly leased = new Set<number>();

@@ -28,7 +28,7 @@ type Schemas = components['schemas'];
 
 export type { CommandResult, Player };
 
-/** A character as lists show it: its name, marked while its player is away (docs/decisions.md, "Presence"). */
+/** A character as lists show it: its name, marked while its player is away (docs/decisions.md, "Presence means connected"). */
 const listed = (c: ActiveCharacter): string => (c.linkdead ? `${c.name} (${LINKDEAD})` : c.name);
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;

@@ -1,15 +1,15 @@
 /**
  * Per-instance memory of what polls and `look` read most: each world's active characters (and
  * their rooms), each room's items, each character's inventory. Like the session cache
- * (docs/decisions.md, "The hot path"), entries change only through bus events, this instance's
- * at commit and other instances' as they arrive. A walk or recall moves the character within
- * its world's remembered list (and room index), so a move costs the same however many play;
- * presence (a character coming online or going offline) and connection (a character getting or
- * losing its streams, or requesting again after an idle gap) drop the world's list, which the
- * next read loads again. Items taken or dropped drop the room and the character. An active list
- * also lapses when the first of its sessions could expire, or a character connected by its
- * requests alone turns link-dead (docs/decisions.md, "Presence means connected"). Nothing is served from memory while the
- * bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
+ * (docs/decisions.md, "The hot path"), entries change only through bus events, this instance's at
+ * commit and other instances' as they arrive. A walk or recall moves the character within its
+ * world's remembered list (and room index), so a move costs the same however many play; presence
+ * (a character coming online or going offline) and connection (a character getting or losing its
+ * streams, or requesting again after an idle gap) drop the world's list, which the next read loads
+ * again. Items taken or dropped drop the room and the character. An active list also lapses when
+ * the first of its sessions could expire, or a character connected by its requests alone turns
+ * link-dead (docs/decisions.md, "Presence means connected"). Nothing is served from memory while
+ * the bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
  * the database themselves.
  */
 import { fromDbTime } from '../../db/clock.ts';

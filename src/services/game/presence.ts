@@ -1,10 +1,10 @@
 /**
  * Who is online, as the event streams tell it: a character is online while an unexpired session
- * that is not away plays it (docs/decisions.md, "Presence"). Binding a session to a character,
- * unbinding it, ending sessions, a link-dead session going away and coming back go through here,
- * so every path (login, select, deselect, logout, kick, ban, deletion, password change, expiry,
- * link-dead sweep, return) announces arrive / leave and presence once, and only when the
- * character's state really changes.
+ * that is not away plays it (docs/decisions.md, "Presence means connected"). Binding a session to
+ * a character, unbinding it, ending sessions, a link-dead session going away and coming back go
+ * through here, so every path (login, select, deselect, logout, kick, ban, deletion, password
+ * change, expiry, link-dead sweep, return) announces arrive / leave and presence once, and only
+ * when the character's state really changes.
  */
 import type { Knex } from 'knex';
 import { toDbTime, type Clock } from '../../db/clock.ts';

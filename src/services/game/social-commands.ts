@@ -16,17 +16,16 @@ export interface GameCore {
   message(player: Player, roomId: string, channel: MessageChannel, text: string, recipient?: number | null): NewChatMessage;
   post(player: Player, messages: NewChatMessage[], recipient?: string | null, worldWide?: boolean): Promise<void>;
   present(worldId: string): Promise<readonly ActiveCharacter[]>;
-  /** Splits `<name> <rest>` where a name may have several words (see GameService.whisperTarget). */
+  /** Splits `<name> <rest>` where a name may have several words (as whisper does). */
   namedTarget(worldId: string, args: string): Promise<{ targetName: string; text: string }>;
   findInWorld(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined>;
   itemsHere(player: Player): Promise<string[]>;
   carried(characterId: number): Promise<string[]>;
   move(player: Player, direction: Direction): Promise<CommandResult>;
-  describeRoom(player: Player, roomId: string): Promise<string>;
 }
 
 export const NOT_IN_ROOM = 'You are not in a valid room.';
-/** How a link-dead character shows in lists (docs/decisions.md, "Presence"). */
+/** How a link-dead character shows in lists (docs/decisions.md, "Presence means connected"). */
 export const LINKDEAD = 'link-dead';
 
 /**
