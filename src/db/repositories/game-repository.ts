@@ -36,8 +36,8 @@ export interface NewChatMessage {
  * A character in its world's lists: bound to an unexpired session that is not away.
  * `expiresAt` is the earliest its sessions end (null: one never does). It is link-dead when no
  * such session has an open event stream or a request since `idleSince` (docs/decisions.md,
- * "Presence means connected"); `activeAt` is the latest request that counts (one before its last stream closed
- * does not).
+ * "Presence means connected"); `activeAt` is the latest request that counts (one before its
+ * last stream closed does not).
  */
 export interface ActiveCharacter {
   id: number;
