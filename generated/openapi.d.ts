@@ -860,7 +860,7 @@ export interface paths {
         };
         /**
          * Recent chat of the character's current room
-         * @description The last 20 messages of the room, oldest first; whispers only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
+         * @description The last 20 messages the character may read where it is, oldest first: the room's, and the world's `ooc` messages and `tell`s to or from it wherever they were sent; whispers and tells only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
          */
         get: operations["getRoomChat"];
         put?: never;
@@ -887,7 +887,7 @@ export interface paths {
          *
          *     | event | data | when |
          *     |---|---|---|
-         *     | `chat` | `ChatEvent` | a say, yell or whisper the character would see in `GET /chat/{session_id}` |
+         *     | `chat` | `ChatEvent` | a message (any channel) the character would see in `GET /chat/{session_id}` |
          *     | `arrive` | `ArriveEvent` | another character enters the room (walking, recall, login) |
          *     | `leave` | `LeaveEvent` | another character leaves the room (walking, recall, logout) |
          *     | `item` | `ItemEvent` | another character takes or drops an item in the room |
@@ -897,8 +897,8 @@ export interface paths {
          *
          *     The `id` of a chat event is the chat message id; other events carry
          *     `<last chat message id>-<n>`. A client that reconnects with `Last-Event-ID` set to the last
-         *     id it received first gets the chat messages of its current room it missed (same
-         *     visibility, oldest first, at most the 20 newest), then live events. Delivery: chat is
+         *     id it received first gets the chat messages it missed (those `GET /chat/{session_id}`
+         *     would show: oldest first, at most the 20 newest), then live events. Delivery: chat is
          *     gap-free across reconnects through `Last-Event-ID`; every other event is live only, at
          *     most once, and never replayed. Idle streams get a comment line (`: heartbeat`) every
          *     `[events] heartbeat_seconds`. A session may hold `[events] streams_per_session` streams
@@ -1608,7 +1608,7 @@ export interface components {
             inventory: string;
         };
         RoomChat: {
-            /** @description The messages formatted as text, one `<sender>: <text>` line each. */
+            /** @description The messages formatted as text, one `<sender>: <text>` line each (an `emote` is its text alone). */
             chat: string;
             messages: components["schemas"]["ChatMessage"][];
         };
