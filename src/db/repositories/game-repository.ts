@@ -45,6 +45,8 @@ export interface ActiveCharacter {
   roomId: string | null;
   expiresAt: string | null;
   linkdead: boolean;
+  /** One of its sessions has an open event stream (on any instance). */
+  streaming: boolean;
   activeAt: string | null;
 }
 
@@ -133,12 +135,14 @@ export class GameRepository {
     const idle = toDbTime(idleSince);
     return rows.map((r) => {
       const activeAt = (r.active_at as string | null) ?? null;
+      const streaming = Number(r.streaming) === 1;
       return {
         id: Number(r.id),
         name: String(r.name),
         roomId: (r.room_id as string | null) ?? null,
         expiresAt: (r.expires_at as string | null) ?? null,
-        linkdead: Number(r.streaming) === 0 && (activeAt === null || activeAt <= idle),
+        linkdead: !streaming && (activeAt === null || activeAt <= idle),
+        streaming,
         activeAt,
       };
     });

@@ -120,7 +120,9 @@ export class GameStateCache {
     for (const c of list) {
       if (c.expiresAt !== null) until(fromDbTime(c.expiresAt).getTime());
       // Connected by a request only: link-dead once it is idle_seconds old, without any event.
-      if (!c.linkdead && c.activeAt !== null) {
+      // (A stream's lease lapsing, which only an instance's death leaves to time, is not
+      // watched: the link-dead sweep tells of it.)
+      if (!c.linkdead && !c.streaming && c.activeAt !== null) {
         const idleAt = fromDbTime(c.activeAt).getTime() + this.idleMs;
         if (idleAt > now.getTime()) until(idleAt);
       }
