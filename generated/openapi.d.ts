@@ -741,6 +741,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/characters/deselect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unbind the session from its character (back to the character list)
+         * @description The character leaves the world at once (`leave` and `presence` events) unless another
+         *     session plays it; the session stays logged in and may select a character again. 409
+         *     when the session plays no character.
+         */
+        post: operations["deselectCharacter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/user/create-character": {
         parameters: {
             query?: never;
@@ -818,6 +840,17 @@ export interface paths {
          *     bidirectional controls are removed from the text (tabs and line breaks become spaces).
          *     Each session may send a limited number of commands in a short window (by default 60 in
          *     10 seconds); more answer 429.
+         *
+         *     Talking: `say` (room), `yell` (room and adjoining rooms), `whisper <player> <message>`
+         *     (one player in the same room), `emote <action>` / `pose <action>` / `:<action>` (the
+         *     room reads `Wren waves.`; channel `emote`), `tell <player> <message>` (one player
+         *     anywhere in the world, online or not: it waits in their `GET /chat`; channel `tell`),
+         *     `ooc <message>` (out of character, the whole world, never translated; channel `ooc`,
+         *     with its own limit per character, by default 5 a minute, past which it answers 429).
+         *     Looking: `look`, `look <item|player>` and `examine <item|player>` (an item here or
+         *     carried: its description; a player here: name, link-dead or not, what they carry),
+         *     `exits`. Moving: the directions, and `go <direction>`. `who` and the room's players
+         *     mark link-dead characters `(link-dead)`.
          */
         post: operations["runCommand"];
         delete?: never;
@@ -852,7 +885,7 @@ export interface paths {
         };
         /**
          * Recent chat of the character's current room
-         * @description The last 20 messages of the room, oldest first; whispers only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
+         * @description The last 20 messages the character may read where it is, oldest first: the room's, and the world's `ooc` messages and `tell`s to or from it wherever they were sent; whispers and tells only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
          */
         get: operations["getRoomChat"];
         put?: never;
@@ -879,7 +912,7 @@ export interface paths {
          *
          *     | event | data | when |
          *     |---|---|---|
-         *     | `chat` | `ChatEvent` | a say, yell or whisper the character would see in `GET /chat/{session_id}` |
+         *     | `chat` | `ChatEvent` | a message (any channel) the character would see in `GET /chat/{session_id}` |
          *     | `arrive` | `ArriveEvent` | another character enters the room (walking, recall, login) |
          *     | `leave` | `LeaveEvent` | another character leaves the room (walking, recall, logout) |
          *     | `item` | `ItemEvent` | another character takes or drops an item in the room |
@@ -889,8 +922,8 @@ export interface paths {
          *
          *     The `id` of a chat event is the chat message id; other events carry
          *     `<last chat message id>-<n>`. A client that reconnects with `Last-Event-ID` set to the last
-         *     id it received first gets the chat messages of its current room it missed (same
-         *     visibility, oldest first, at most the 20 newest), then live events. Delivery: chat is
+         *     id it received first gets the chat messages it missed (those `GET /chat/{session_id}`
+         *     would show: oldest first, at most the 20 newest), then live events. Delivery: chat is
          *     gap-free across reconnects through `Last-Event-ID`; every other event is live only, at
          *     most once, and never replayed. Idle streams get a comment line (`: heartbeat`) every
          *     `[events] heartbeat_seconds`. A session may hold `[events] streams_per_session` streams
@@ -1485,6 +1518,12 @@ export interface components {
         SessionRow: {
             /** @description The session's handle, not a secret and never reused; `POST /admin/session/kick` accepts it (as a decimal string) in `target_session_id`. */
             id: number;
+            /** @description Event streams (`GET /events`, telnet connections) open for the session now, on every server instance. */
+            open_streams: number;
+            /** @description An event stream is open, or the session made a request within `[presence] idle_seconds` (and since its last stream closed). A session with a character that is not connected is link-dead. */
+            connected: boolean;
+            /** @description Link-dead for longer than `[presence] linkdead_seconds`, its character has left the lists; the session is still valid and its next request brings the character back. */
+            away: boolean;
             username: string;
             character_name: string | null;
             world_id: string | null;
@@ -1797,7 +1836,7 @@ export interface components {
             inventory: string;
         };
         RoomChat: {
-            /** @description The messages formatted as text, one `<sender>: <text>` line each. */
+            /** @description The messages formatted as text, one `<sender>: <text>` line each (an `emote` is its text alone). */
             chat: string;
             messages: components["schemas"]["ChatMessage"][];
         };
@@ -1860,8 +1899,12 @@ export interface components {
             recipient: string | null;
             created_at: string;
         };
-        /** @enum {string} */
-        ChatChannel: "say" | "yell" | "whisper";
+        /**
+         * @description `say`, `yell`, `whisper` and `emote` are heard in a room; `tell` (to one character) and
+         *     `ooc` (out of character) anywhere in the world.
+         * @enum {string}
+         */
+        ChatChannel: "say" | "yell" | "whisper" | "emote" | "tell" | "ooc";
         AxisValue: {
             label: string;
             score: number;
@@ -2981,6 +3024,9 @@ export interface operations {
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
                      *           "expires_at": "2026-11-22 04:20:00",
+                     *           "open_streams": 1,
+                     *           "connected": true,
+                     *           "away": false,
                      *           "age_seconds": 12
                      *         }
                      *       ]
@@ -3180,7 +3226,23 @@ export interface operations {
                      *           "client_type": "web",
                      *           "created_at": "2026-11-21 20:16:10",
                      *           "last_activity": "2026-11-21 20:20:00",
-                     *           "expires_at": "2026-11-22 04:20:00"
+                     *           "expires_at": "2026-11-22 04:20:00",
+                     *           "open_streams": 0,
+                     *           "connected": true,
+                     *           "away": false
+                     *         },
+                     *         {
+                     *           "id": 5,
+                     *           "username": "wren",
+                     *           "character_name": "Wren Ashdown",
+                     *           "world_id": "emberwick",
+                     *           "client_type": "web",
+                     *           "created_at": "2026-11-21 18:02:41",
+                     *           "last_activity": "2026-11-21 18:40:12",
+                     *           "expires_at": "2026-11-22 02:40:12",
+                     *           "open_streams": 0,
+                     *           "connected": false,
+                     *           "away": true
                      *         }
                      *       ]
                      *     }
@@ -4508,6 +4570,41 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    deselectCharacter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["SessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Character unbound. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Wren Ashdown leaves the world."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["NoCharacter"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminCreateCharacter: {
         parameters: {
             query?: never;
@@ -4779,7 +4876,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["NoCharacter"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description Too many commands from this session; retry after the number of seconds in `Retry-After`. */
+            /** @description Too many commands from this session (or `ooc` messages from its character); retry after the number of seconds in `Retry-After`. */
             429: {
                 headers: {
                     /** @example 4 */

@@ -83,7 +83,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     h('button', { class: 'primary', text: 'Send', attrs: { type: 'submit' } }),
   );
   const switchCharacter = h('button', { class: 'ghost', text: 'Characters', attrs: { type: 'button' } });
-  switchCharacter.addEventListener('click', () => nav.lobby());
+  // Back to the character list: the character leaves the world at once, not when the session ends.
+  switchCharacter.addEventListener('click', () => void call(api.POST('/characters/deselect', { body: {} })).then(() => nav.lobby()));
   const notices = attention();
 
   const element = h(
@@ -157,7 +158,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
     people.replaceChildren(
       ...room.players.map((name) =>
-        h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
+        h('li', {}, h('span', {}, name, ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : [])), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
       ),
     );
     if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
@@ -242,7 +243,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       return write('error', result.detail);
     }
     const { success, message } = result.data;
-    if (success && chat) return live.poke();
+    if (success && chat) {
+      // The words come back as a chat event; a line after them is news for the speaker (a tell to someone away).
+      const note = message.split('\n').slice(1).join('\n');
+      if (note) write('reply', note);
+      return live.poke();
+    }
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? 'reply' : 'error', shown.before);
@@ -322,7 +328,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const live = connectLive(session.id, {
     chat: (message) => {
       const line = chatLine(message, me);
-      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), h('span', { class: 'speaker', text: `${line.speaker}:` }), ' ', h('span', { class: 'text', text: line.text })));
+      const said = line.action ? [] : [h('span', { class: 'speaker', text: `${line.speaker}:` }), ' '];
+      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), ...said, h('span', { class: 'text', text: line.text })));
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {

@@ -18,8 +18,13 @@ export interface Room {
   description: string;
   items: string[];
   players: string[];
+  /** Those of `players` whose player is away (link-dead). */
+  linkdead: string[];
   exits: Exit[];
 }
+
+/** How the game marks a link-dead player in a list. */
+const LINKDEAD = / \(link-dead\)$/;
 
 const ROOM_HEADER = /^=== (.+) ===$/;
 const SECTION = /^\[(.+)\]:$/;
@@ -33,7 +38,7 @@ export function parseRoom(text: string): { before: string; room: Room } | null {
   const lines = text.split('\n');
   const header = lines.findIndex((line) => ROOM_HEADER.test(line));
   if (header < 0) return null;
-  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], exits: [] };
+  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], linkdead: [], exits: [] };
   const description: string[] = [];
   let section: string | null = null;
   for (const line of lines.slice(header + 1)) {
@@ -45,7 +50,11 @@ export function parseRoom(text: string): { before: string; room: Room } | null {
     const entry = LIST_ITEM.exec(line);
     if (section === null) description.push(line);
     else if (entry && section === 'Items here') room.items.push(entry[1]!);
-    else if (entry && section === 'Players here') room.players.push(entry[1]!);
+    else if (entry && section === 'Players here') {
+      const name = entry[1]!.replace(LINKDEAD, '');
+      room.players.push(name);
+      if (name !== entry[1]) room.linkdead.push(name);
+    }
     else if (entry && section === 'Exits') {
       const cut = entry[1]!.indexOf(': ');
       room.exits.push(cut < 0 ? { direction: entry[1]!, to: '' } : { direction: entry[1]!.slice(0, cut), to: entry[1]!.slice(cut + 2) });
@@ -64,8 +73,8 @@ export function listEntries(text: string): string[] {
 }
 
 /** Verbs of `help`; those that take an argument complete with a trailing space. */
-export const VERBS = ['north', 'south', 'east', 'west', 'up', 'down', 'look', 'inventory', 'get', 'take', 'drop', 'say', 'yell', 'who', 'whisper', 'recall', 'help'];
-const TAKES_ARGUMENT = new Set(['get', 'take', 'drop', 'say', 'chat', 'yell', 'whisper']);
+export const VERBS = ['north', 'south', 'east', 'west', 'up', 'down', 'go', 'exits', 'look', 'examine', 'inventory', 'get', 'take', 'drop', 'say', 'yell', 'emote', 'who', 'whisper', 'tell', 'ooc', 'recall', 'help'];
+const TAKES_ARGUMENT = new Set(['go', 'examine', 'get', 'take', 'drop', 'say', 'chat', 'yell', 'emote', 'pose', 'whisper', 'tell', 'ooc']);
 
 export interface CompletionContext {
   exits: string[];
@@ -94,7 +103,9 @@ export function completions(input: string, context: CompletionContext): string[]
     unique(names).filter((name) => startsWith(name, rest!)).map((name) => `${head}${name}${after}`);
   if (verb === 'get' || verb === 'take') return whole(context.items, '');
   if (verb === 'drop') return whole(context.inventory, '');
-  if (verb === 'whisper') return whole(context.people, ' ');
+  if (verb === 'whisper' || verb === 'tell') return whole(context.people, ' ');
+  if (verb === 'go') return whole(context.exits, '');
+  if (verb === 'examine') return whole([...context.items, ...context.inventory, ...context.people], '');
   if (verb === 'say' || verb === 'chat' || verb === 'yell') {
     const cut = rest!.lastIndexOf(' ') + 1;
     const word = rest!.slice(cut);

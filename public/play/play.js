@@ -912,7 +912,15 @@ function chatLine(message, me) {
   const mine = message.sender === me;
   let text = message.text;
   let speaker;
-  if (message.channel === "yell") {
+  if (message.channel === "emote") {
+    speaker = message.sender;
+  } else if (message.channel === "ooc") {
+    text = stripPrefix(text, "[OOC] ");
+    speaker = mine ? "You (OOC)" : `${message.sender} (OOC)`;
+  } else if (message.channel === "tell") {
+    text = stripPrefix(text, `[TELL: ${message.sender} → ${message.recipient ?? ""}] `);
+    speaker = mine ? `You tell ${message.recipient ?? "someone"}` : `${message.sender} tells you`;
+  } else if (message.channel === "yell") {
     text = stripPrefix(text, "[YELL] ");
     speaker = mine ? "You yell" : `${message.sender} yells`;
   } else if (message.channel === "whisper") {
@@ -922,7 +930,7 @@ function chatLine(message, me) {
   } else {
     speaker = mine ? "You say" : `${message.sender} says`;
   }
-  return { channel: message.channel, speaker, text: decodeEntities(text) };
+  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === "emote" };
 }
 function stripPrefix(text, prefix) {
   return text.startsWith(prefix) ? text.slice(prefix.length) : text;
@@ -952,6 +960,7 @@ var END_TEXT = {
 };
 
 // web/text.ts
+var LINKDEAD = / \(link-dead\)$/;
 var ROOM_HEADER = /^=== (.+) ===$/;
 var SECTION = /^\[(.+)\]:$/;
 var LIST_ITEM = /^ {2}- (.*)$/;
@@ -959,7 +968,7 @@ function parseRoom(text) {
   const lines = text.split("\n");
   const header = lines.findIndex((line) => ROOM_HEADER.test(line));
   if (header < 0) return null;
-  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], exits: [] };
+  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], linkdead: [], exits: [] };
   const description = [];
   let section = null;
   for (const line of lines.slice(header + 1)) {
@@ -971,8 +980,11 @@ function parseRoom(text) {
     const entry = LIST_ITEM.exec(line);
     if (section === null) description.push(line);
     else if (entry && section === "Items here") room.items.push(entry[1]);
-    else if (entry && section === "Players here") room.players.push(entry[1]);
-    else if (entry && section === "Exits") {
+    else if (entry && section === "Players here") {
+      const name = entry[1].replace(LINKDEAD, "");
+      room.players.push(name);
+      if (name !== entry[1]) room.linkdead.push(name);
+    } else if (entry && section === "Exits") {
       const cut = entry[1].indexOf(": ");
       room.exits.push(cut < 0 ? { direction: entry[1], to: "" } : { direction: entry[1].slice(0, cut), to: entry[1].slice(cut + 2) });
     }
@@ -986,8 +998,8 @@ function listEntries(text) {
     return entry ? [entry[1]] : [];
   });
 }
-var VERBS = ["north", "south", "east", "west", "up", "down", "look", "inventory", "get", "take", "drop", "say", "yell", "who", "whisper", "recall", "help"];
-var TAKES_ARGUMENT = /* @__PURE__ */ new Set(["get", "take", "drop", "say", "chat", "yell", "whisper"]);
+var VERBS = ["north", "south", "east", "west", "up", "down", "go", "exits", "look", "examine", "inventory", "get", "take", "drop", "say", "yell", "emote", "who", "whisper", "tell", "ooc", "recall", "help"];
+var TAKES_ARGUMENT = /* @__PURE__ */ new Set(["go", "examine", "get", "take", "drop", "say", "chat", "yell", "emote", "pose", "whisper", "tell", "ooc"]);
 function completions(input2, context) {
   const first = /^(\/?)(\S*)$/.exec(input2);
   if (first) {
@@ -1001,7 +1013,9 @@ function completions(input2, context) {
   const whole = (names, after) => unique(names).filter((name) => startsWith(name, rest)).map((name) => `${head}${name}${after}`);
   if (verb === "get" || verb === "take") return whole(context.items, "");
   if (verb === "drop") return whole(context.inventory, "");
-  if (verb === "whisper") return whole(context.people, " ");
+  if (verb === "whisper" || verb === "tell") return whole(context.people, " ");
+  if (verb === "go") return whole(context.exits, "");
+  if (verb === "examine") return whole([...context.items, ...context.inventory, ...context.people], "");
   if (verb === "say" || verb === "chat" || verb === "yell") {
     const cut = rest.lastIndexOf(" ") + 1;
     const word = rest.slice(cut);
@@ -1418,7 +1432,7 @@ function gameScreen(nav2, session2) {
     h("button", { class: "primary", text: "Send", attrs: { type: "submit" } })
   );
   const switchCharacter = h("button", { class: "ghost", text: "Characters", attrs: { type: "button" } });
-  switchCharacter.addEventListener("click", () => nav2.lobby());
+  switchCharacter.addEventListener("click", () => void call(api.POST("/characters/deselect", { body: {} })).then(() => nav2.lobby()));
   const notices = attention();
   const element = h(
     "div",
@@ -1489,7 +1503,7 @@ function gameScreen(nav2, session2) {
     if (room.items.length === 0) items.append(h("li", { class: "muted", text: "Nothing." }));
     people.replaceChildren(
       ...room.players.map(
-        (name) => h("li", {}, h("span", { text: name }), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
+        (name) => h("li", {}, h("span", {}, name, ...room.linkdead.includes(name) ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
       )
     );
     if (room.players.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
@@ -1558,7 +1572,11 @@ function gameScreen(nav2, session2) {
       return write("error", result.detail);
     }
     const { success, message } = result.data;
-    if (success && chat) return live.poke();
+    if (success && chat) {
+      const note = message.split("\n").slice(1).join("\n");
+      if (note) write("reply", note);
+      return live.poke();
+    }
     const shown = parseRoom(message);
     if (shown) {
       if (shown.before) write(success ? "reply" : "error", shown.before);
@@ -1629,7 +1647,8 @@ function gameScreen(nav2, session2) {
   const live = connectLive(session2.id, {
     chat: (message) => {
       const line = chatLine(message, me);
-      addLine(h("li", { class: `line chat ${line.channel}` }, clock(message.created_at), h("span", { class: "speaker", text: `${line.speaker}:` }), " ", h("span", { class: "text", text: line.text })));
+      const said = line.action ? [] : [h("span", { class: "speaker", text: `${line.speaker}:` }), " "];
+      addLine(h("li", { class: `line chat ${line.channel}` }, clock(message.created_at), ...said, h("span", { class: "text", text: line.text })));
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {

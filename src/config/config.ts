@@ -74,6 +74,8 @@ export const SETTINGS: readonly Setting[] = [
   s('rate_limit', 'change_password_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Failed password changes per account per window; past it a wrong current password gets 429, the right one still works.'),
   s('rate_limit', 'command_per_session', { type: 'int', min: 1, max: 100000 }, '60', 'Game commands (POST /command) per session per command window.'),
   s('rate_limit', 'command_window_seconds', { type: 'int', min: 1, max: 3600 }, '10', 'Length of the window command_per_session counts in.'),
+  s('rate_limit', 'ooc_per_character', { type: 'int', min: 1, max: 100000 }, '5', 'Out-of-character messages (ooc) per character per ooc window, on top of the command throttle.'),
+  s('rate_limit', 'ooc_window_seconds', { type: 'int', min: 1, max: 3600 }, '60', 'Length of the window ooc_per_character counts in.'),
   s('limits', 'redis_url', { type: 'url', protocols: ['redis:', 'rediss:'] }, '', 'redis://… server that holds the rate-limit counts (empty: the database on PostgreSQL, memory on SQLite).'),
   s('limits', 'redis_prefix', { type: 'string' }, 'mud:', 'Prefix of this server\'s keys in that Redis, for deployments sharing one.'),
   s('policy', 'exports_root', { type: 'string' }, 'data/policy-exports', 'Folder that publish writes policy artifacts into.', 'MUD_POLICY_EXPORTS_ROOT'),
@@ -105,6 +107,8 @@ export const SETTINGS: readonly Setting[] = [
   s('chat', 'retention_days', { type: 'int', min: 1, max: 3650 }, '7', 'Chat messages older than this are deleted.'),
   s('chat', 'max_messages_per_room', { type: 'int', min: 20, max: 1000000 }, '500', 'Newest chat messages kept per room; older ones are deleted.'),
   s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
+  s('presence', 'idle_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'A character without an open event stream stays connected this long after its last request; then it is link-dead.'),
+  s('presence', 'linkdead_seconds', { type: 'int', min: 1, max: 604800 }, '300', 'A link-dead character leaves the room and world lists after this long (its session stays valid; it comes back with the next request).'),
   s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
   s('events', 'streams_per_session', { type: 'int', min: 1, max: 100 }, '2', 'Open event streams per session; a new one ends the oldest (reason replaced).'),
   s('events', 'streams_per_instance', { type: 'int', min: 1, max: 1000000 }, '5000', 'Open event streams per server instance; past it GET /events answers 503.'),
@@ -161,6 +165,8 @@ export interface Config {
     changePasswordPerUsername: number;
     commandPerSession: number;
     commandWindowSeconds: number;
+    oocPerCharacter: number;
+    oocWindowSeconds: number;
   };
   limits: { redisUrl: string; redisPrefix: string };
   policy: { exportsRoot: string; maxArtifactBytes: number; maxArtifactsPerScope: number; maxClientProfilesPerWorld: number };
@@ -176,6 +182,7 @@ export interface Config {
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
+  presence: { idleSeconds: number; linkdeadSeconds: number };
   events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
   telnet: {
     enabled: boolean;

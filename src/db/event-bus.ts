@@ -18,11 +18,14 @@ export type StreamEndReason = 'logout' | 'kick' | 'expiry' | 'ban' | 'password_c
 export type MoveCause = 'walk' | 'recall' | 'login' | 'logout';
 
 export type BusEvent =
-  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[] }
+  /** `worldWide`: messages of WORLD_CHANNELS (ooc, tell), for every stream of the world rather than those in `roomIds`. */
+  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true }
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
   | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
+  /** A session's character got or lost its last open event stream (for the lists of who is link-dead). */
+  | { type: 'connection'; worldId: string; characterId: number }
   /** A session now plays another character (for the session caches). */
   | { type: 'session.changed'; sessionIds: number[] }
   /** An account's role or standing changed (for the session caches). */

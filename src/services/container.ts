@@ -13,7 +13,7 @@ import { WorldPermissionRepository } from '../db/repositories/world-permission-r
 import { InspectionRepository } from '../db/repositories/inspection-repository.ts';
 import { HealthService } from './health-service.ts';
 import { AccountService } from './accounts/account-service.ts';
-import { SessionService } from './accounts/session-service.ts';
+import { SessionService, SWEEP_BATCH } from './accounts/session-service.ts';
 import { SessionActivity } from './accounts/session-activity.ts';
 import { BcryptPool, type PasswordHasher } from './accounts/password-hasher.ts';
 import { InspectionService } from './admin/inspection-service.ts';
@@ -87,6 +87,12 @@ export interface Services {
   worldSync: WorldSync;
   ledger: LedgerService;
   maintenanceTasks: PeriodicTask[];
+  /**
+   * The link-dead sweep (a maintenance task): this instance's stream leases renewed and its
+   * activity written first, then the sessions link-dead past `[presence] linkdead_seconds` go
+   * away. Returns how many went.
+   */
+  sweepLinkdead(): Promise<number>;
   conditionAxis: ConditionAxisService;
   /** `mud-server import-reference`: the reference server's database into this one. */
   referenceImport: ReferenceImportService;
@@ -179,9 +185,9 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const characters = new CharacterRepository(db);
   const permissions = new WorldPermissionRepository(db);
   const hasher = new BcryptPool(config.security.bcryptRounds);
-  const presence = new Presence({ bus: events, sessions: sessionRepository, characters, clock });
+  const presence = new Presence({ db, bus: events, sessions: sessionRepository, characters, clock });
   const activity = new SessionActivity(sessionRepository, logger);
-  const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock);
+  const sessions = new SessionService(db, sessionRepository, activity, presence, new SessionCache(events), config.session, clock, config.presence.idleSeconds * 1000);
   const worldAccess = new WorldAccessService(worlds, characters, permissions, config);
   const worldRepository = new WorldRepository(db);
   const policyRepository = new PolicyRepository(db);
@@ -211,7 +217,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const gameRepository = new GameRepository(db);
   const ledgerRepository = new LedgerRepository(db);
   const ledger = new LedgerService(ledgerRepository, clock);
-  const game = new GameService(gameRepository, worlds, clock, events, {
+  const game = new GameService(gameRepository, worlds, clock, events, config.presence.idleSeconds * 1000, {
     db,
     policies,
     axisState,
@@ -221,8 +227,16 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     translator: new Translator(ollama),
     translation: config.translation,
     logger,
-  });
+  }, limits.oocByCharacter);
   const streams = new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const linkdeadMs = config.presence.linkdeadSeconds * 1000;
+  const sweepLinkdead = async (): Promise<number> => {
+    await streams.renewLeases();
+    await sessions.flushActivity();
+    const away = await presence.sweepLinkdead(linkdeadMs, SWEEP_BATCH);
+    await sessionRepository.pruneLeases(toDbTime(new Date(clock().getTime() - linkdeadMs)));
+    return away;
+  };
   const buildRepository = new BuildRepository(db);
   const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
@@ -239,6 +253,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     events,
     limits,
     streams,
+    sweepLinkdead,
     entry: new EntryService({
       db,
       users,
@@ -266,7 +281,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     sessions,
     accounts,
     userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events }),
-    inspection: new InspectionService(new InspectionRepository(db), worlds, clock),
+    inspection: new InspectionService(new InspectionRepository(db), worlds, clock, config.presence.idleSeconds * 1000),
     conditionAxis: new ConditionAxisService({
       worlds,
       policies,
@@ -278,6 +293,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },
+      // A tenth of linkdead_seconds (1 to 30 s): characters leave the lists close to on time.
+      { name: 'linkdead-sessions', intervalMs: Math.min(30_000, Math.max(1000, linkdeadMs / 10)), run: sweepLinkdead },
       {
         name: 'expired-temporary-accounts',
         intervalMs: config.accounts.purgeIntervalMinutes * 60_000,

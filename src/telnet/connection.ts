@@ -16,7 +16,7 @@ import type { AuthenticatedSession } from '../services/accounts/session-service.
 import type { Services } from '../services/container.ts';
 import type { WorldEntry } from '../services/worlds/world-access.ts';
 import { DomainError, Unauthenticated } from '../services/errors.ts';
-import { chatLine, END_TEXT, itemLine, movementLine } from '../services/game/event-text.ts';
+import { chatLine, chatText, END_TEXT, itemLine, movementLine } from '../services/game/event-text.ts';
 import type { EventListener, StreamEventName } from '../services/game/event-streams.ts';
 import { sessionPlayer, type Player } from '../services/game/game-service.ts';
 import { parseCommand } from '../services/game/plain-text.ts';
@@ -422,7 +422,7 @@ export class TelnetConnection {
   chat(message: Schemas['ChatMessage']): void {
     const me = this.player!.name;
     const line = chatLine(message, me);
-    const text = `${line.speaker}: ${line.text}`;
+    const text = chatText(line);
     this.gmcp('Comm.Channel.Text', { channel: message.channel, talker: message.sender, text });
     // The player's own words were the answer to their command.
     if (message.sender !== me) this.write(this.terminal.styled(text, message.channel satisfies Style));

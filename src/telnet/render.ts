@@ -1,16 +1,16 @@
 /**
  * What a telnet player reads: server text cleaned for a terminal, wrapped at the client's
- * width (NAWS), coloured with ANSI for say, yell, whisper and room names unless the client
+ * width (NAWS), coloured with ANSI for each chat channel and room names unless the client
  * asked for none, in UTF-8 (or plain ASCII for a client that declined UTF-8), lines ended by
  * CR LF as telnet wants.
  */
 import { decodeEntities } from '../services/game/event-text.ts';
 import { terminalLines } from '../services/game/plain-text.ts';
 
-export type Style = 'room' | 'say' | 'yell' | 'whisper';
+export type Style = 'room' | 'say' | 'yell' | 'whisper' | 'emote' | 'tell' | 'ooc';
 
-/** SGR codes: room names bold yellow, say cyan, yell bold red, whisper magenta. */
-const SGR: Record<Style, string> = { room: '1;33', say: '36', yell: '1;31', whisper: '35' };
+/** SGR codes: room names bold yellow, say cyan, yell bold red, whisper magenta, emote yellow, tell bold magenta, ooc green. */
+const SGR: Record<Style, string> = { room: '1;33', say: '36', yell: '1;31', whisper: '35', emote: '33', tell: '1;35', ooc: '32' };
 
 /** Widths a client may report that are used as they are; others are clamped to them. */
 const MIN_WIDTH = 20;

@@ -6,6 +6,7 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, statusOf } from '../helpers/players.ts';
+import { chatText } from '../../src/services/game/event-text.ts';
 import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, decodeEntities, listEntries, mentions, movementLine, parseRoom, utcDate } from '../../web/text.ts';
 import { loadContract } from '../../src/http/openapi.ts';
 
@@ -33,6 +34,10 @@ describe('play client: reading the game texts (web/text.ts)', () => {
     expect(moved?.room.name).to.equal('Ropewalk Bridge');
     expect(moved?.room.players).to.deep.equal([]);
     expect(parseRoom('You cannot move up from here.')).to.equal(null);
+    // A link-dead player is listed by name, and marked.
+    const marked = parseRoom(`=== Hall ===\nA hall.\n\n[Players here]:\n  - ${bert.name} (link-dead)\n  - Mara Vell\n`);
+    expect(marked?.room.players).to.deep.equal([bert.name, 'Mara Vell']);
+    expect(marked?.room.linkdead).to.deep.equal([bert.name]);
   });
 
   it('reads the inventory of GET /status', async () => {
@@ -45,11 +50,19 @@ describe('play client: reading the game texts (web/text.ts)', () => {
   it('decodes the escaped chat text once, and tells the channels apart', () => {
     expect(decodeEntities('&lt;img src=x onerror=alert(1)&gt; &amp;lt; &quot;&#x27;')).to.equal('<img src=x onerror=alert(1)> &lt; "\'');
     const base = { id: 1, recipient: null, created_at: '2026-11-21 20:21:00' };
-    expect(chatLine({ ...base, sender: 'Mara Vell', text: 'hi &amp; bye', channel: 'say' }, 'Wren Ashdown')).to.deep.equal({ channel: 'say', speaker: 'Mara Vell says', text: 'hi & bye' });
-    expect(chatLine({ ...base, sender: 'Mara Vell', text: '[YELL] LOUD', channel: 'yell' }, 'Mara Vell')).to.deep.equal({ channel: 'yell', speaker: 'You yell', text: 'LOUD' });
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: 'hi &amp; bye', channel: 'say' }, 'Wren Ashdown')).to.deep.equal({ channel: 'say', speaker: 'Mara Vell says', text: 'hi & bye', action: false });
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: '[YELL] LOUD', channel: 'yell' }, 'Mara Vell')).to.deep.equal({ channel: 'yell', speaker: 'You yell', text: 'LOUD', action: false });
     const whisper = { ...base, sender: 'Mara Vell', text: '[WHISPER: Mara Vell \u2192 Wren Ashdown] psst', channel: 'whisper' as const, recipient: 'Wren Ashdown' };
-    expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst' });
+    expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst', action: false });
     expect(chatLine(whisper, 'Mara Vell').speaker).to.equal('You whisper to Wren Ashdown');
+    // The social channels: an emote is its whole line; tell and ooc lose their prefixes.
+    const emote = chatLine({ ...base, sender: 'Mara Vell', text: 'Mara Vell&#x27;s eyes gleam.', channel: 'emote' }, 'Wren Ashdown');
+    expect(emote).to.deep.equal({ channel: 'emote', speaker: 'Mara Vell', text: "Mara Vell's eyes gleam.", action: true });
+    expect(chatText(emote)).to.equal("Mara Vell's eyes gleam.");
+    const tell = { ...base, sender: 'Mara Vell', text: '[TELL: Mara Vell \u2192 Wren Ashdown] meet me', channel: 'tell' as const, recipient: 'Wren Ashdown' };
+    expect(chatText(chatLine(tell, 'Wren Ashdown'))).to.equal('Mara Vell tells you: meet me');
+    expect(chatText(chatLine(tell, 'Mara Vell'))).to.equal('You tell Wren Ashdown: meet me');
+    expect(chatText(chatLine({ ...base, sender: 'Mara Vell', text: '[OOC] brb', channel: 'ooc' }, 'Wren Ashdown'))).to.equal('Mara Vell (OOC): brb');
   });
 
   it("knows the contract's command length, the API's UTC stamps, and when a text names a character", () => {
@@ -82,6 +95,9 @@ describe('play client: reading the game texts (web/text.ts)', () => {
     expect(completions('say hello wr', context)).to.deep.equal(['say hello Wren Ashdown']);
     expect(completions('say hello ', context)).to.deep.equal([]);
     expect(completions('look x', context)).to.deep.equal([]);
+    expect(completions('tell wr', context)).to.deep.equal(['tell Wren Ashdown ']);
+    expect(completions('go e', context)).to.deep.equal(['go east']);
+    expect(completions('examine b', context)).to.deep.equal(['examine Brass Gauge']);
     expect(commonPrefix(['whisper Mara Vell ', 'whisper Marek Stone '])).to.equal('whisper Mar');
   });
 });

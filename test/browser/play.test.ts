@@ -2,7 +2,7 @@
  * The play client at /play (web/, built into public/play/): how the server serves it, then
  * the client itself in headless Chromium (test/browser/browser.ts) against the real server:
  * two players seeing each other live, a keyboard-only guest, chat shown as text, a server
- * restart, polling without EventSource, account creation, and the staff view.
+ * restart, polling without EventSource, account creation, the staff view, and presence and emotes.
  */
 import { describe, it, before, after, beforeEach } from 'mocha';
 import { expect } from 'chai';
@@ -124,6 +124,36 @@ describe(`play client (${DB_NAME})`, function () {
       // A yell carries into the next room, and looks like one.
       await typeCommand(b, 'yell Mind the gate!');
       expect(await logLine(a, 'Mind the gate!').getAttribute('class')).to.contain('yell');
+      expectClean();
+    });
+
+    it('an emote reads as one line; Characters leaves the world at once; a closed page is link-dead in the room', async () => {
+      const [anna, bert] = [await newCharacter(server, 'Anna'), await newCharacter(server, 'Bert')];
+      const [a, b] = [await play(), await play()];
+      await enter(a, anna.username, anna.name);
+      await enter(b, bert.username, bert.name);
+      const bertHere = a.page.locator('.room .things li').filter({ hasText: bert.name });
+      await bertHere.waitFor();
+
+      await typeCommand(b, ':waves');
+      const waved = logLine(a, `${bert.name} waves.`);
+      await waved.waitFor();
+      expect(await waved.getAttribute('class')).to.contain('emote');
+      expect(await waved.locator('.speaker').count()).to.equal(0);
+
+      await b.page.getByRole('button', { name: 'Characters' }).click();
+      await logLine(a, `${bert.name} leaves the world.`).waitFor();
+      await bertHere.waitFor({ state: 'detached' });
+      await b.page.getByRole('button', { name: `Play as ${bert.name}` }).click();
+      await b.page.locator('.connection[data-state="live"]').waitFor();
+      // Its second arrival (the first was on entering).
+      await logLine(a, `${bert.name} steps into the world.`).nth(1).waitFor();
+      await bertHere.waitFor();
+
+      await b.context.close();
+      open.splice(open.indexOf(b), 1);
+      await typeCommand(a, 'look');
+      await bertHere.filter({ hasText: '(link-dead)' }).waitFor();
       expectClean();
     });
 

@@ -306,6 +306,7 @@ describe(`building worlds (${DB_NAME})`, function () {
         expect(await okCmd(mason, '@desc Cobwebs hang from the rafters.')).to.equal('You describe this room anew.');
         expect(await okCmd(mason, '@create Moth-eaten Rug')).to.match(/^You create Moth-eaten Rug \(item \d+\)\.$/);
         expect(await okCmd(mason, '@idesc moth-eaten rug A rug the moths love.')).to.equal('You describe Moth-eaten Rug anew.');
+        expect(await okCmd(mason, 'examine moth-eaten rug')).to.equal('[Moth-eaten Rug]\nA rug the moths love.');
         expect(await cmd(mason, '@exit west moss_garden')).to.deep.equal({ success: false, message: "An exit must lead to a room of world 'emberwick': there is no room 'moss_garden'" });
         expect(await okCmd(mason, '@exit north lockkeepers_square')).to.equal('You open an exit north to lockkeepers_square.');
         const look = await okCmd(mason, 'look');

@@ -29,6 +29,9 @@ const FLOW: ReadonlyArray<[string, Actor?]> = [
   ['getStatus'],
   ['getRoomChat'],
   ['pingSession'],
+  // Back to the character list, then the character again for the operations after.
+  ['deselectCharacter'],
+  ['selectCharacter'],
   ['registerGuest', 'public'],
   ['loginDirect', 'public'],
   ['changePassword', 'registered'],

@@ -70,6 +70,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   listWorlds: 'player',
   createCharacter: 'player',
   selectCharacter: 'player',
+  deselectCharacter: 'player',
   // Game: any session; without a bound character 409 (the matrix binds one to every role).
   runCommand: 'player',
   getStatus: 'player',
@@ -106,6 +107,7 @@ const FRESH_ACCOUNT: Readonly<Record<string, string>> = {
   logout: 'ends the session it is sent with',
   changePassword: "the example's old_password matches once per account (then 401 Current password is incorrect)",
   adminManageUser: "the example bans an account, which ends that account's sessions",
+  deselectCharacter: 'unbinds the character the matrix binds to every session (a fresh one has none: 409)',
 };
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The telnet door against the real server, through raw sockets (test/helpers/telnet-client.ts):
  * negotiation, login with the password unechoed, the character menu, play with events arriving
- * while idle and GMCP, the session as an ordinary one (listed, kicked), quit, hostile input,
- * TLS, and the limits (shared login limit, command throttle, connection caps, timeouts).
+ * while idle and GMCP, the social channels, the connection counting as connected, the session
+ * as an ordinary one (listed, kicked), quit, hostile input, TLS, and the limits (shared login
+ * limit, command throttle, connection caps, timeouts).
  */
 import { describe, it, before, after, afterEach } from 'mocha';
 import { expect } from 'chai';
@@ -158,6 +159,24 @@ describe(`telnet door (${DB_NAME})`, function () {
       const reverted = await server.request('POST', `${room}/revert`, { version: changed.body.version }, { authorization: `Bearer ${mason}` });
       expect(reverted.status, reverted.text).to.equal(200);
     }
+  });
+
+  it('an open connection keeps its character connected (never link-dead); emote, tell and ooc read as lines of their own colour', async () => {
+    const bert = await newPlayer(server, 'Bert');
+    const { client, name } = await playing('Tess');
+    const admin = await sessionFor(server, `adm${Date.now().toString(36)}`, 'admin');
+    const row = async () => (await server.get(`/admin/database/sessions?session_id=${admin}`)).body.sessions.find((s: { character_name: string | null }) => s.character_name === name);
+    await eventually(async () => expect(await row()).to.include({ open_streams: 1, connected: true }), 5000);
+    server.clock.advance(61_000);
+    await server.services.streams.renewLeases();
+    expect(await okCmd(bert, 'who')).to.equal(`Active players:\n - ${name}`);
+
+    await okCmd(bert, ':tips his hat');
+    expect(await client.read('tips his hat.')).to.contain(`${ESC}[33m${bert.name} tips his hat.`);
+    await okCmd(bert, `tell ${name} psst`);
+    expect(await client.read('psst')).to.contain(`${ESC}[1;35m${bert.name} tells you: psst`);
+    await okCmd(bert, 'ooc brb');
+    expect(await client.read('brb')).to.contain(`${ESC}[32m${bert.name} (OOC): brb`);
   });
 
   it('is an ordinary session: client type telnet, listed for admins; a kick ends the connection with the reason', async () => {

@@ -15,6 +15,7 @@ import * as sessionTokenHash from './20261121000008_session_token_hash.ts';
 import * as usernameKey from './20261121000009_username_key.ts';
 import * as characterNameSkeleton from './20261125002101_character_name_skeleton.ts';
 import * as worldBuilding from './20261125002201_world_building.ts';
+import * as presence from './20261125002301_presence.ts';
 import * as limitWindows from './20261125002401_limit_windows.ts';
 
 interface Migration {
@@ -34,6 +35,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261121000009_username_key', usernameKey],
   ['20261125002101_character_name_skeleton', characterNameSkeleton],
   ['20261125002201_world_building', worldBuilding],
+  ['20261125002301_presence', presence],
   ['20261125002401_limit_windows', limitWindows],
 ];
 

@@ -15,12 +15,20 @@ export interface ItemInstance {
   name: string | null;
 }
 
+/** Every channel a chat message is stored in. */
+export type MessageChannel = 'say' | 'yell' | 'whisper' | 'emote' | 'tell' | 'ooc';
+/**
+ * Channels that reach past the room (docs/decisions.md, "Social verbs"): `ooc` the whole world,
+ * `tell` its recipient wherever they are. Their rows keep the sender's room but are read by world.
+ */
+export const WORLD_CHANNELS: readonly MessageChannel[] = ['tell', 'ooc'];
+
 export interface NewChatMessage {
   worldId: string;
   roomId: string;
   characterId: number;
   senderName: string;
-  channel: 'say' | 'yell' | 'whisper';
+  channel: MessageChannel;
   recipientCharacterId: number | null;
   message: string;
   createdAt: string;
@@ -40,12 +48,22 @@ export function chatMessageRow(m: Omit<NewChatMessage, 'characterId'> & { charac
   };
 }
 
-/** A character bound to an unexpired session; `expiresAt` is the earliest its sessions end (null: one never does). */
+/**
+ * A character in its world's lists: bound to an unexpired session that is not away.
+ * `expiresAt` is the earliest its sessions end (null: one never does). It is link-dead when no
+ * such session has an open event stream or a request since `idleSince` (docs/decisions.md,
+ * "Presence means connected"); `activeAt` is the latest request that counts (one before its
+ * last stream closed does not).
+ */
 export interface ActiveCharacter {
   id: number;
   name: string;
   roomId: string | null;
   expiresAt: string | null;
+  linkdead: boolean;
+  /** One of its sessions has an open event stream (on any instance). */
+  streaming: boolean;
+  activeAt: string | null;
 }
 
 export interface ChatRow {
@@ -56,7 +74,7 @@ export interface ChatRow {
   recipientId: number | null;
   sender: string;
   text: string;
-  channel: 'say' | 'yell' | 'whisper';
+  channel: MessageChannel;
   recipient: string | null;
   createdAt: string;
 }
@@ -114,16 +132,36 @@ export class GameRepository {
     return q
       .join('sessions as s', 's.character_id', 'c.id')
       .where('s.world_id', worldId)
+      .andWhere('s.away', false)
       .andWhere((w) => w.whereNull('s.expires_at').orWhere('s.expires_at', '>', toDbTime(now)));
   }
 
-  /** The world's active characters (bound to an unexpired session), sorted by name. */
-  async activeCharacters(worldId: string, now: Date): Promise<ActiveCharacter[]> {
+  /** The world's characters in its lists, sorted by name; a request after `idleSince` keeps one connected. */
+  async activeCharacters(worldId: string, now: Date, idleSince: Date): Promise<ActiveCharacter[]> {
+    const live = this.db('event_stream_leases').where('lease_until', '>', toDbTime(now)).distinct('session_id').as('l');
     const rows = await this.activeSessions(this.db('characters as c'), worldId, now)
+      .leftJoin(live, 'l.session_id', 's.id')
       .groupBy('c.id', 'c.name', 'c.room_id')
-      .select('c.id', 'c.name', 'c.room_id', { expires_at: this.db.raw('min(s.expires_at)') })
+      .select('c.id', 'c.name', 'c.room_id', {
+        expires_at: this.db.raw('min(s.expires_at)'),
+        streaming: this.db.raw('max(case when l.session_id is null then 0 else 1 end)'),
+        active_at: this.db.raw('max(case when s.disconnected_at is null or s.last_activity > s.disconnected_at then s.last_activity end)'),
+      })
       .orderBy('c.name');
-    return rows.map((r) => ({ id: Number(r.id), name: String(r.name), roomId: (r.room_id as string | null) ?? null, expiresAt: (r.expires_at as string | null) ?? null }));
+    const idle = toDbTime(idleSince);
+    return rows.map((r) => {
+      const activeAt = (r.active_at as string | null) ?? null;
+      const streaming = Number(r.streaming) === 1;
+      return {
+        id: Number(r.id),
+        name: String(r.name),
+        roomId: (r.room_id as string | null) ?? null,
+        expiresAt: (r.expires_at as string | null) ?? null,
+        linkdead: !streaming && (activeAt === null || activeAt <= idle),
+        streaming,
+        activeAt,
+      };
+    });
   }
 
   async activeInRoom(worldId: string, roomId: string, now: Date): Promise<Array<{ id: number; name: string }>> {
@@ -173,22 +211,34 @@ export class GameRepository {
   }
 
   /**
-   * The room's latest messages the character may read (public, or whispers to or from it),
-   * oldest first; with `afterId`, only those newer than that message.
+   * The latest messages the character may read where it is, oldest first: its room's (public,
+   * or whispers to or from it) and its world's (ooc, and tells to or from it); with `afterId`,
+   * only those newer than that message.
    */
   async recentMessages(worldId: string, roomId: string, characterId: number, limit: number, afterId = 0): Promise<ChatRow[]> {
     const rows = await this.chatQuery()
-      .where({ 'm.world_id': worldId, 'm.room_id': roomId })
+      .where('m.world_id', worldId)
       .andWhere('m.id', '>', afterId)
+      .andWhere((where) =>
+        where
+          .where((room) => room.where('m.room_id', roomId).whereNotIn('m.channel', WORLD_CHANNELS))
+          .orWhere((world) => world.whereIn('m.channel', WORLD_CHANNELS)),
+      )
       .andWhere((w) => w.whereNull('m.recipient_character_id').orWhere('m.recipient_character_id', characterId).orWhere('m.character_id', characterId))
       .orderBy('m.id', 'desc')
       .limit(limit);
     return rows.reverse().map(chatRow);
   }
 
-  /** The room's newest `limit` messages, whoever may read them, oldest first. */
+  /** The room's newest `limit` messages of its own channels, whoever may read them, oldest first. */
   async roomTail(worldId: string, roomId: string, limit: number): Promise<ChatRow[]> {
-    const rows = await this.chatQuery().where({ 'm.world_id': worldId, 'm.room_id': roomId }).orderBy('m.id', 'desc').limit(limit);
+    const rows = await this.chatQuery().where({ 'm.world_id': worldId, 'm.room_id': roomId }).whereNotIn('m.channel', WORLD_CHANNELS).orderBy('m.id', 'desc').limit(limit);
+    return rows.reverse().map(chatRow);
+  }
+
+  /** The world's newest `limit` messages of WORLD_CHANNELS, whoever may read them, oldest first. */
+  async worldTail(worldId: string, limit: number): Promise<ChatRow[]> {
+    const rows = await this.chatQuery().where('m.world_id', worldId).whereIn('m.channel', WORLD_CHANNELS).orderBy('m.id', 'desc').limit(limit);
     return rows.reverse().map(chatRow);
   }
 

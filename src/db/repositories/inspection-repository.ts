@@ -75,7 +75,8 @@ export class InspectionRepository {
       .join('users as u', 'u.id', 's.user_id')
       .leftJoin('characters as c', 'c.id', 's.character_id')
       .where(unexpired(now))
-      .select('s.id', 'u.username', { character_name: 'c.name' }, 's.world_id', 's.client_type', 's.created_at', 's.last_activity', 's.expires_at', 's.user_id', 's.character_id')
+      .select('s.id', 'u.username', { character_name: 'c.name' }, 's.world_id', 's.client_type', 's.created_at', 's.last_activity', 's.expires_at', 's.user_id', 's.character_id', 's.away', 's.disconnected_at')
+      .select({ open_streams: this.db('event_stream_leases as l').whereRaw('l.session_id = s.id').andWhere('l.lease_until', '>', toDbTime(now)).sum('l.streams') })
       .orderBy([{ column: `s.${options.orderBy}`, order: 'desc' }, { column: 's.id', order: 'desc' }]);
     if (options.worldId !== undefined) q.andWhere('s.world_id', options.worldId);
     if (options.activeSince !== undefined) q.andWhere('s.last_activity', '>=', toDbTime(options.activeSince));

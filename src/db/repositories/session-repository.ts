@@ -36,6 +36,10 @@ export interface SessionRecord {
   createdAt: string;
   lastActivity: string;
   expiresAt: string | null;
+  /** Its character has left the lists for being link-dead too long; the next request brings it back. */
+  away: boolean;
+  /** When its last event stream closed (null: never had one, or one is open). */
+  disconnectedAt: string | null;
 }
 
 /** A session that has ended, with the character it played (for presence). */
@@ -154,6 +158,11 @@ export class SessionRepository {
     return trx('sessions').where({ id }).update({ character_id: characterId, world_id: worldId });
   }
 
+  /** The session plays no character any more (it stays logged in). */
+  async unbindCharacter(id: number, trx: Knex = this.db): Promise<number> {
+    return trx('sessions').where({ id }).whereNotNull('character_id').update({ character_id: null, world_id: null });
+  }
+
   async delete(id: number, trx: Knex = this.db): Promise<number> {
     return trx('sessions').where({ id }).delete();
   }
@@ -178,11 +187,12 @@ export class SessionRepository {
     return (await this.boundCharacters([characterId], now, trx)).has(characterId);
   }
 
-  /** Which of these characters an unexpired session is bound to (callers pass at most a few hundred). */
+  /** Which of these characters an unexpired session that is not away is bound to (callers pass at most a few hundred). */
   async boundCharacters(characterIds: readonly number[], now: string, trx: Knex = this.db): Promise<Set<number>> {
     if (characterIds.length === 0) return new Set();
     const rows = await trx('sessions')
       .whereIn('character_id', characterIds)
+      .andWhere('away', false)
       .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', now))
       .distinct('character_id');
     return new Set(rows.map((r: { character_id: number | string }) => Number(r.character_id)));
@@ -212,15 +222,82 @@ export class SessionRepository {
     return ended;
   }
 
-  /** Distinct characters bound to an unexpired session (the "active players"). */
+  /** Distinct characters bound to an unexpired session that is not away (the "active players", link-dead ones included). */
   async countActivePlayers(now: Date, timeoutMs = 5000): Promise<number> {
     const row = await this.db('sessions')
       .timeout(timeoutMs)
       .whereNotNull('character_id')
+      .andWhere('away', false)
       .andWhere((q) => q.whereNull('expires_at').orWhere('expires_at', '>', toDbTime(now)))
       .countDistinct({ n: 'character_id' })
       .first();
     return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Marks away up to `limit` sessions link-dead since before `cutoff`: bound, unexpired, not away,
+   * no request since `cutoff`, no stream closed or leased since then. Returns them. On
+   * PostgreSQL the rows are locked first, so when two instances sweep at once each session is
+   * returned by one of them only.
+   */
+  async markAway(cutoff: string, now: string, limit: number, trx: Knex.Transaction): Promise<EndedSession[]> {
+    const query = trx('sessions as s')
+      .whereNotNull('s.character_id')
+      .andWhere('s.away', false)
+      .andWhere((q) => q.whereNull('s.expires_at').orWhere('s.expires_at', '>', now))
+      .andWhere('s.last_activity', '<=', cutoff)
+      .andWhere((q) => q.whereNull('s.disconnected_at').orWhere('s.disconnected_at', '<=', cutoff))
+      .whereNotExists(trx('event_stream_leases as l').whereRaw('l.session_id = s.id').andWhere('l.lease_until', '>', cutoff))
+      .orderBy('s.id')
+      .limit(limit)
+      .select('s.id', 's.character_id');
+    const away = endedSessions(await (isPostgres(trx) ? query.forUpdate('s').skipLocked() : query));
+    if (away.length > 0) await trx('sessions').whereIn('id', away.map((s) => s.id)).update({ away: true });
+    return away;
+  }
+
+  /** Brings an away session back, as active at `now`; false when it was not away (or is gone). */
+  async comeBack(id: number, now: string, trx: Knex.Transaction): Promise<boolean> {
+    return (await trx('sessions').where({ id, away: true }).update({ away: false, last_activity: now })) === 1;
+  }
+
+  /**
+   * This instance holds `streams` open event streams of the session until `leaseUntil` (renewed
+   * by its heartbeat); 0 drops its lease and records when the stream closed.
+   */
+  async leaseStreams(sessionId: number, instanceId: string, streams: number, leaseUntil: string, now: string): Promise<void> {
+    if (streams > 0) {
+      await this.db('event_stream_leases')
+        .insert({ session_id: sessionId, instance_id: instanceId, streams, lease_until: leaseUntil })
+        .onConflict(['session_id', 'instance_id'])
+        .merge(['streams', 'lease_until']);
+      return;
+    }
+    // The session's row first, as a session's delete (which cascades to its leases) locks them:
+    // the other order deadlocks with a logout.
+    await this.db.transaction(async (trx) => {
+      await trx('sessions').where({ id: sessionId }).update({ disconnected_at: now });
+      await trx('event_stream_leases').where({ session_id: sessionId, instance_id: instanceId }).delete();
+    });
+  }
+
+  /** Renews every lease of this instance. */
+  async renewLeases(instanceId: string, leaseUntil: string): Promise<void> {
+    await this.db('event_stream_leases').where({ instance_id: instanceId }).update({ lease_until: leaseUntil });
+  }
+
+  /** Drops every lease of this instance (it shuts down): their sessions' streams closed `now`. */
+  async dropLeases(instanceId: string, now: string): Promise<void> {
+    // Sessions first, then leases, as in leaseStreams.
+    await this.db.transaction(async (trx) => {
+      await trx('sessions').whereIn('id', trx('event_stream_leases').where({ instance_id: instanceId }).select('session_id')).update({ disconnected_at: now });
+      await trx('event_stream_leases').where({ instance_id: instanceId }).delete();
+    });
+  }
+
+  /** Deletes the leases that ended before `before` (of instances that stopped without dropping them). */
+  async pruneLeases(before: string): Promise<number> {
+    return this.db('event_stream_leases').where('lease_until', '<', before).delete();
   }
 }
 
@@ -243,6 +320,8 @@ const SESSION_COLUMNS = [
   's.created_at',
   's.last_activity',
   's.expires_at',
+  's.away',
+  's.disconnected_at',
 ];
 
 // Rows of a query over several tables, as the driver gives them.
@@ -262,5 +341,7 @@ function sessionRecord(row: any): SessionRecord {
     createdAt: row.created_at,
     lastActivity: row.last_activity,
     expiresAt: row.expires_at,
+    away: Boolean(row.away),
+    disconnectedAt: row.disconnected_at ?? null,
   };
 }

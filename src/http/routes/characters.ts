@@ -48,6 +48,9 @@ export function charactersRouter({ sessions, characters, entry, worldAccess, lim
     const b = req.body as { character_id: number; world_id?: string | null };
     res.json(await characters.select(sessionOf(res), b.character_id, b.world_id));
   });
+  router.post('/characters/deselect', authenticate(sessions, 'body'), async (_req, res) => {
+    res.json(await characters.deselect(sessionOf(res)));
+  });
   router.post('/admin/user/create-character', authenticate(sessions, 'body'), requirePermission('create_users'), async (req, res) => {
     const b = req.body as { target_username: string; world_id: string };
     res.json(await characters.adminCreate(sessionOf(res), b.target_username, b.world_id));

@@ -61,7 +61,11 @@ export class SessionService {
   private readonly sliding: boolean;
   private pendingLookups: LookupBatch | null = null;
 
-  constructor(db: Db, sessions: SessionRepository, activity: SessionActivity, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock) {
+  /** How long a request keeps a session connected ([presence] idle_seconds). */
+  private readonly idleMs: number;
+
+  constructor(db: Db, sessions: SessionRepository, activity: SessionActivity, presence: Presence, cache: SessionCache, config: Config['session'], clock: Clock, idleMs: number) {
+    this.idleMs = idleMs;
     this.db = db;
     this.sessions = sessions;
     this.activity = activity;
@@ -115,14 +119,34 @@ export class SessionService {
     if (!session || !session.isActive) throw new Unauthenticated(INVALID_SESSION);
     // An expired session is left to the sweep, which also tells the world its character left.
     if (isExpired(session, stamp)) throw new Unauthenticated(INVALID_SESSION);
+    // Link-dead too long, its character left the lists: this request brings it back.
+    if (session.away) {
+      await this.presence.comeBack(session);
+      const back = { ...session, away: false, lastActivity: stamp };
+      this.cache.update(key, session, back);
+      return back;
+    }
     // Clients poll every second; recording activity (and sliding the expiry) at most every
     // ACTIVITY_RESOLUTION_MS keeps the batches small and shortens a 480-minute life by seconds.
-    if (now.getTime() - fromDbTime(session.lastActivity).getTime() < ACTIVITY_RESOLUTION_MS) return session;
+    // A request after the session's last stream closed is recorded at once: it connects the
+    // character again (docs/decisions.md, "Presence means connected").
+    const sinceStream = session.disconnectedAt !== null && session.disconnectedAt >= session.lastActivity;
+    const sinceActivity = now.getTime() - fromDbTime(session.lastActivity).getTime();
+    if (!sinceStream && sinceActivity < ACTIVITY_RESOLUTION_MS) return session;
     const expiresAt = this.sliding ? this.expiryFrom(now, fromDbTime(session.createdAt)) : undefined;
     const slid = expiresAt === undefined ? {} : { expiresAt };
     this.activity.record({ id: session.id, lastActivity: stamp, ...slid });
     const touched = { ...session, lastActivity: stamp, ...slid };
     this.cache.update(key, session, touched);
+    // The session may have been link-dead: written now, so every instance's lists see it connected.
+    if ((sinceStream || sinceActivity >= this.idleMs) && session.characterId !== null && session.worldId !== null) {
+      try {
+        await this.activity.flush();
+        await this.presence.connected(session.worldId, session.characterId);
+      } catch {
+        // The activity stays pending and is retried; the lists catch up when it is written.
+      }
+    }
     return touched;
   }
 

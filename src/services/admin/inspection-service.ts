@@ -2,7 +2,7 @@
  * The admin database listings. Four of them (connections, player locations, sessions, chat
  * messages) are limited to the caller's world when the caller's session is bound to one.
  */
-import { fromDbTime, type Clock } from '../../db/clock.ts';
+import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
 import type { InspectionRepository } from '../../db/repositories/inspection-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { NotFound } from '../errors.ts';
@@ -14,7 +14,11 @@ type Schemas = components['schemas'];
 /** Sessions idle longer than this do not count as connections. */
 const CONNECTION_WINDOW_MINUTES = 30;
 
-function toSessionRow(r: Record<string, unknown>): Schemas['SessionRow'] {
+/** A listed session; `idleSince`: a request after it keeps a session connected ([presence] idle_seconds). */
+function toSessionRow(r: Record<string, unknown>, idleSince: string): Schemas['SessionRow'] {
+  const openStreams = Number(r.open_streams ?? 0);
+  const lastActivity = String(r.last_activity);
+  const disconnectedAt = (r.disconnected_at as string | null) ?? null;
   return {
     id: Number(r.id),
     username: String(r.username),
@@ -24,6 +28,9 @@ function toSessionRow(r: Record<string, unknown>): Schemas['SessionRow'] {
     created_at: String(r.created_at),
     last_activity: String(r.last_activity),
     expires_at: (r.expires_at as string | null) ?? null,
+    open_streams: openStreams,
+    connected: openStreams > 0 || (lastActivity > idleSince && (disconnectedAt === null || lastActivity > disconnectedAt)),
+    away: Boolean(r.away),
   };
 }
 
@@ -32,10 +39,17 @@ export class InspectionService {
   private readonly worlds: WorldCatalog;
   private readonly clock: Clock;
 
-  constructor(repo: InspectionRepository, worlds: WorldCatalog, clock: Clock) {
+  private readonly idleMs: number;
+
+  constructor(repo: InspectionRepository, worlds: WorldCatalog, clock: Clock, idleMs: number) {
     this.repo = repo;
     this.worlds = worlds;
     this.clock = clock;
+    this.idleMs = idleMs;
+  }
+
+  private idleSince(now: Date): string {
+    return toDbTime(new Date(now.getTime() - this.idleMs));
   }
 
   /** The world a listing is limited to: the caller's, when its session is bound. */
@@ -80,14 +94,15 @@ export class InspectionService {
       orderBy: 'last_activity',
     });
     return rows.map((r) => {
-      const row = toSessionRow(r);
+      const row = toSessionRow(r, this.idleSince(now));
       return { ...row, age_seconds: Math.max(0, Math.floor((now.getTime() - fromDbTime(row.last_activity).getTime()) / 1000)) };
     });
   }
 
   async sessions(caller: AuthenticatedSession): Promise<Schemas['SessionRow'][]> {
-    const rows = await this.repo.sessions(this.clock(), { worldId: this.scope(caller), orderBy: 'created_at' });
-    return rows.map(toSessionRow);
+    const now = this.clock();
+    const rows = await this.repo.sessions(now, { worldId: this.scope(caller), orderBy: 'created_at' });
+    return rows.map((r) => toSessionRow(r, this.idleSince(now)));
   }
 
   async locations(caller: AuthenticatedSession): Promise<Schemas['LocationRow'][]> {

@@ -179,6 +179,17 @@ export class CharacterService {
     return { success: true, message: 'Character selected.', character_name: character.name };
   }
 
+  /**
+   * Unbinds the session from its character (the player went back to the character list): the
+   * character leaves at once unless another session plays it; the session stays logged in.
+   */
+  async deselect(session: AuthenticatedSession): Promise<Schemas['SuccessMessage']> {
+    const { characterId, characterName } = session;
+    if (characterId === null) throw new Conflict('No character selected for session. Select a character first.');
+    if (!(await this.d.db.transaction((trx) => this.d.presence.unbind({ id: session.id, characterId }, trx)))) throw new Conflict('No character selected for session. Select a character first.');
+    return { success: true, message: `${characterName ?? 'Your character'} leaves the world.` };
+  }
+
   /** The world's axis bundle, or null when the world has no (valid) axis policies. */
   async axisBundle(worldId: string): Promise<AxisBundle | null> {
     try {

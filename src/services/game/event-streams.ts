@@ -8,12 +8,13 @@
  * once and shared by their connections. Streams are indexed by session, world, room and
  * character, so an event costs what its audience costs, not what every open stream would.
  */
+import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
 import { idChunks, type BusEvent, type EventBus, type StreamEndReason } from '../../db/event-bus.ts';
-import type { ChatRow, GameRepository } from '../../db/repositories/game-repository.ts';
+import { WORLD_CHANNELS, type ChatRow, type GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { FeatureUnavailable, TooManyRequests } from '../errors.ts';
@@ -62,6 +63,12 @@ const SESSION_CHECK_MS = 1000;
 const SESSION_CHECK_CHUNK = 500;
 /** Largest message id a Last-Event-ID can name (ids are 32-bit). */
 const MAX_MESSAGE_ID = 2_147_483_647;
+/**
+ * How long this instance's lease on the sessions it holds streams for lasts, and how often it is
+ * renewed: an instance that dies stops counting as their connection within LEASE_MS.
+ */
+const LEASE_MS = 30_000;
+const LEASE_RENEW_MS = 10_000;
 /** When a full per-account or per-address limit is worth trying again. */
 const STREAM_LIMIT_RETRY_SECONDS = 10;
 
@@ -172,6 +179,13 @@ export class EventStreams {
   private stopped = false;
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
   private dispatching: Promise<void> = Promise.resolve();
+  /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence means connected"). */
+  private readonly instanceId = randomUUID();
+  /** Sessions this instance holds a lease for (it has open streams of them). */
+  private readonly leased = new Set<number>();
+  /** Lease writes go one after another, each writing the session's stream count as it is then. */
+  private leaseWrites: Promise<void> = Promise.resolve();
+  private leaseTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: EventStreamDeps) {
     this.d = deps;
@@ -195,6 +209,43 @@ export class EventStreams {
       for (const stream of this.streams) if (stream.lastWriteAt <= idleSince) this.write(stream, ': heartbeat\n\n');
     }, Math.max(HEARTBEAT_TICK_MIN_MS, Math.min(HEARTBEAT_TICK_MS, intervalMs / 10)));
     this.heartbeat.unref();
+    this.leaseTimer = setInterval(() => void this.renewLeases().catch((err: Error) => this.d.logger.error('Event stream lease renewal failed', { error: err.message })), LEASE_RENEW_MS);
+    this.leaseTimer.unref();
+  }
+
+  /** Renews this instance's leases (its timer does, and the link-dead sweep first, as it reads them). */
+  async renewLeases(): Promise<void> {
+    await this.leaseWrites;
+    if (this.leased.size > 0) await this.d.sessions.renewLeases(this.instanceId, toDbTime(new Date(this.d.clock().getTime() + LEASE_MS)));
+  }
+
+  /** Writes the session's stream count on this instance after the writes before it. */
+  private lease(stream: Stream): void {
+    if (this.stopped) return;
+    const { sessionId, player } = stream;
+    this.leaseWrites = this.leaseWrites
+      .then(() => this.writeLease(sessionId, player))
+      .catch((err: Error) => {
+        this.d.logger.error('Event stream lease write failed', { session_id: sessionId, error: err.message });
+      });
+  }
+
+  /**
+   * The session's lease as its streams on this instance are now; when it gets its first or
+   * loses its last, its character's connectedness changed: the session caches and the lists
+   * of every instance hear it.
+   */
+  private async writeLease(sessionId: number, player: Player): Promise<void> {
+    const streams = this.bySession.get(sessionId).size;
+    const held = this.leased.has(sessionId);
+    if (streams === 0 && !held) return;
+    const now = this.d.clock();
+    await this.d.sessions.leaseStreams(sessionId, this.instanceId, streams, toDbTime(new Date(now.getTime() + LEASE_MS)), toDbTime(now));
+    if (streams > 0 === held) return;
+    if (streams > 0) this.leased.add(sessionId);
+    else this.leased.delete(sessionId);
+    await this.d.bus.publish({ type: 'session.changed', sessionIds: [sessionId] });
+    await this.d.bus.publish({ type: 'connection', worldId: player.worldId, characterId: player.characterId });
   }
 
   /** Ends every stream (reason shutdown) and stops listening. */
@@ -202,7 +253,15 @@ export class EventStreams {
     this.stopped = true;
     if (this.sessionCheck) clearInterval(this.sessionCheck);
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
     for (const stream of [...this.streams]) this.end(stream, 'shutdown');
+    await this.leaseWrites;
+    try {
+      if (this.leased.size > 0) await this.d.sessions.dropLeases(this.instanceId, toDbTime(this.d.clock()));
+    } catch (err) {
+      // They lapse within LEASE_MS anyway.
+      this.d.logger.error('Event stream leases not dropped at shutdown', { error: (err as Error).message });
+    }
     await this.d.bus.close();
   }
 
@@ -316,6 +375,7 @@ export class EventStreams {
     this.byWorld.add(player.worldId, stream);
     this.byRoom.add(roomKey(player.worldId, player.roomId), stream);
     this.byCharacter.add(player.characterId, stream);
+    this.lease(stream);
   }
 
   private forget(stream: Stream): void {
@@ -327,6 +387,7 @@ export class EventStreams {
     this.byRoom.remove(roomKey(player.worldId, player.roomId), stream);
     this.byCharacter.remove(player.characterId, stream);
     stream.ticket.release();
+    this.lease(stream);
   }
 
   private nextId(stream: Stream): string {
@@ -377,7 +438,7 @@ export class EventStreams {
       return;
     }
     // A world change reaches the streams through roomsChanged, once this instance has applied it.
-    if (event.type === 'session.changed' || event.type === 'account.changed' || event.type === 'world.changed') return;
+    if (event.type === 'session.changed' || event.type === 'account.changed' || event.type === 'world.changed' || event.type === 'connection') return;
     const targets = [...this.audience(event)];
     if (targets.length === 0) return;
     // Chat rows are read once for every stream of this instance, and each frame encoded once.
@@ -392,13 +453,14 @@ export class EventStreams {
   }
 
   /** The streams that may see something of an event: those in its rooms, its world, or the mover's own. */
-  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' | 'world.changed' }>): Set<Stream> {
+  private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' | 'world.changed' | 'connection' }>): Set<Stream> {
     switch (event.type) {
       case 'reconnected':
         return new Set(this.streams);
       case 'presence':
         return new Set(this.byWorld.get(event.worldId));
       case 'chat':
+        if (event.worldWide) return new Set(this.byWorld.get(event.worldId));
         return new Set(event.roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(event.worldId, roomId))]));
       case 'item':
         return new Set(this.byRoom.get(roomKey(event.worldId, event.roomId)));
@@ -447,7 +509,7 @@ export class EventStreams {
         const rows = chatRows ?? (await this.d.game.chatRows(event.messageIds));
         for (const row of rows) {
           const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
-          if (row.roomId === me.roomId && visible) this.sendChat(stream, row, frames);
+          if ((row.roomId === me.roomId || WORLD_CHANNELS.includes(row.channel)) && visible) this.sendChat(stream, row, frames);
         }
         return;
       }
@@ -486,6 +548,7 @@ export class EventStreams {
       case 'session.ended':
       case 'session.changed':
       case 'account.changed':
+      case 'connection':
         return;
       case 'world.changed':
         if (me.roomId !== null && event.roomIds.includes(me.roomId)) await this.sendRoom(stream, me.roomId);

@@ -20,17 +20,32 @@ export function decodeEntities(text: string): string {
 
 export interface ChatLine {
   channel: ChatMessage['channel'];
-  /** Who speaks how: "Mara Vell says", "You whisper to Wren Ashdown". */
+  /** Who speaks how: "Mara Vell says", "You whisper to Wren Ashdown"; for an emote the actor. */
   speaker: string;
   text: string;
+  /** An emote: `text` is the whole line ("Wren waves."), shown without the speaker. */
+  action: boolean;
 }
 
-/** A chat message as a client shows it: yell and whisper prefixes become the speaker line. */
+/** A chat line as one line of text: "Mara Vell says: hello", or an emote as it is. */
+export function chatText(line: ChatLine): string {
+  return line.action ? line.text : `${line.speaker}: ${line.text}`;
+}
+
+/** A chat message as a client shows it: yell, whisper, tell and ooc prefixes become the speaker line. */
 export function chatLine(message: ChatMessage, me: string): ChatLine {
   const mine = message.sender === me;
   let text = message.text;
   let speaker: string;
-  if (message.channel === 'yell') {
+  if (message.channel === 'emote') {
+    speaker = message.sender;
+  } else if (message.channel === 'ooc') {
+    text = stripPrefix(text, '[OOC] ');
+    speaker = mine ? 'You (OOC)' : `${message.sender} (OOC)`;
+  } else if (message.channel === 'tell') {
+    text = stripPrefix(text, `[TELL: ${message.sender} \u2192 ${message.recipient ?? ''}] `);
+    speaker = mine ? `You tell ${message.recipient ?? 'someone'}` : `${message.sender} tells you`;
+  } else if (message.channel === 'yell') {
     text = stripPrefix(text, '[YELL] ');
     speaker = mine ? 'You yell' : `${message.sender} yells`;
   } else if (message.channel === 'whisper') {
@@ -40,7 +55,7 @@ export function chatLine(message: ChatMessage, me: string): ChatLine {
   } else {
     speaker = mine ? 'You say' : `${message.sender} says`;
   }
-  return { channel: message.channel, speaker, text: decodeEntities(text) };
+  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === 'emote' };
 }
 
 function stripPrefix(text: string, prefix: string): string {

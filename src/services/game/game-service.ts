@@ -1,6 +1,7 @@
 /**
  * The game: one text command per request, looked up in the command table (movement, look,
- * inventory, get/drop, say/yell/whisper, recall, who, help), plus status and room chat. Texts
+ * inventory, get/drop, say/yell/whisper, recall, who, help, and the social verbs of
+ * social-commands.ts), plus status and room chat. Texts
  * follow the reference server with the changes in docs/decisions.md ("The game"): items are
  * real objects, yell reaches each distinct adjoining room, `who` lists the other players.
  * Chat, moves and items are announced on the event bus once written, for the live event
@@ -8,17 +9,19 @@
  */
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
-import type { ChatRow, GameRepository, ItemInstance, NewChatMessage } from '../../db/repositories/game-repository.ts';
+import type { ActiveCharacter, ChatRow, GameRepository, ItemInstance, MessageChannel, NewChatMessage } from '../../db/repositories/game-repository.ts';
 import type { EventBus, MoveCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
+import { DIRECTIONS, SHORT_DIRECTIONS, type Direction, type World } from '../worlds/world-loader.ts';
 import { itemName } from '../worlds/world-overlay.ts';
+import type { Limit } from '../limits/limits.ts';
 import { ChatHistory } from './chat-history.ts';
 import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
 import { CommandTable, fail, ok, type Command, type CommandResult, type Player } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
 import { escapeHtml, parseCommand, plainText } from './plain-text.ts';
+import { LINKDEAD, NOT_IN_ROOM, SocialCommands, type GameCore } from './social-commands.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { Conflict } from '../errors.ts';
 
@@ -26,13 +29,18 @@ type Schemas = components['schemas'];
 
 export type { CommandResult, Player };
 
-const SHORT_DIRECTIONS: Record<string, Direction> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
+/** A character as lists show it: its name, marked while its player is away (docs/decisions.md, "Presence means connected"). */
+const listed = (c: ActiveCharacter): string => (c.linkdead ? `${c.name} (${LINKDEAD})` : c.name);
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;
-const NOT_IN_ROOM = 'You are not in a valid room.';
 /** Rows of chat this instance wrote that it keeps for its streams: far more than are ever in flight. */
 const WRITTEN_KEPT = 1000;
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
+
+/** A message as a line of GET /chat's text: an emote reads as the action, the others after the sender's name. */
+function chatTextLine(r: ChatRow): string {
+  return r.channel === 'emote' ? `${r.text}\n` : `${r.sender}: ${r.text}\n`;
+}
 
 /** One message as GET /chat and the `chat` event show it. */
 export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
@@ -47,7 +55,7 @@ export function sessionPlayer(session: AuthenticatedSession): Player {
   return { characterId, name: characterName, worldId, roomId, role };
 }
 
-export class GameService {
+export class GameService implements GameCore {
   private readonly repo: GameRepository;
   private readonly worlds: WorldCatalog;
   private readonly clock: Clock;
@@ -57,20 +65,23 @@ export class GameService {
 
   /** Chat this instance wrote lately, by id, so its own event streams need not read it back (see chatRows). */
   private readonly written = new Map<number, ChatRow>();
-  /** `who`'s lines per list of active names (see who). */
-  private readonly whoLines = new WeakMap<readonly string[], { text: string; ends: number[] }>();
+  /** `who`'s lines per list of active characters (see who). */
+  private readonly whoLines = new WeakMap<readonly ActiveCharacter[], { text: string; ends: number[] }>();
   private readonly mechanics: ChatMechanics;
   private readonly commands: CommandTable;
+  private readonly social: SocialCommands;
 
-  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, chat: ChatDependencies | null = null) {
+  /** `idleMs`: how long a request keeps its character connected ([presence] idle_seconds); `oocLimit`: the ooc channel's own limit. */
+  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, idleMs: number, chat: ChatDependencies | null = null, oocLimit: Limit | null = null) {
     this.repo = repo;
     this.history = new ChatHistory(bus, repo, CHAT_HISTORY);
-    this.state = new GameStateCache(bus, repo);
+    this.state = new GameStateCache(bus, repo, idleMs);
     this.worlds = worlds;
     this.clock = clock;
     this.bus = bus;
     this.mechanics = new ChatMechanics(chat, repo, clock, (player) => this.world(player));
-    this.commands = this.coreCommands();
+    this.social = new SocialCommands(this, oocLimit);
+    this.commands = this.coreCommands().add(...this.social.commands());
   }
 
   /** Places each world's items in their rooms, once per database. */
@@ -81,7 +92,7 @@ export class GameService {
     }
   }
 
-  private world(player: Player): World {
+  world(player: Player): World {
     const world = this.worlds.get(player.worldId);
     if (!world) throw new Error(`World '${player.worldId}' of character ${player.characterId} is not loaded`);
     return world;
@@ -94,8 +105,10 @@ export class GameService {
 
   async command(player: Player, text: string): Promise<CommandResult> {
     // Chat is stored and shown to others, so it is plain text from the start.
-    const parsed = parseCommand(plainText(text));
+    let parsed = parseCommand(plainText(text));
     if (!parsed) return fail('Enter a command.');
+    // `:waves` is `emote waves`.
+    if (parsed.verb.startsWith(':')) parsed = { verb: 'emote', args: `${parsed.verb.slice(1)} ${parsed.args}`.trim() };
     const command = this.commands.find(parsed.verb, player.role);
     if (!command) return fail(`Unknown command: ${parsed.verb}. Type 'help' for available commands.`);
     return command.run(player, parsed.args, parsed.verb);
@@ -104,7 +117,10 @@ export class GameService {
   /** The verbs of the specification. */
   private coreCommands(): CommandTable {
     const table = new CommandTable();
-    const look = async (player: Player) => ok(player.roomId && this.world(player).rooms.has(player.roomId) ? await this.describeRoom(player, player.roomId) : NOT_IN_ROOM);
+    const look = async (player: Player, args: string) => {
+      if (args) return this.examine(player, args);
+      return ok(player.roomId && this.world(player).rooms.has(player.roomId) ? await this.describeRoom(player, player.roomId) : NOT_IN_ROOM);
+    };
     const moveLines = ['/north, /n, /south, /s, /east, /e, /west, /w - Move in a direction', '/up, /u, /down, /d - Move up or down'];
     for (const direction of DIRECTIONS) {
       const short = Object.keys(SHORT_DIRECTIONS).find((s) => SHORT_DIRECTIONS[s] === direction)!;
@@ -141,13 +157,13 @@ export class GameService {
     let text = `\n=== ${room.name} ===\n${room.description}\n`;
     if (items.length > 0) text += `\n[Items here]:\n${items.map((i) => `  - ${itemName(world, i)}\n`).join('')}`;
     const others = present.filter((p) => p.id !== player.characterId);
-    if (others.length > 0) text += `\n[Players here]:\n${others.map((p) => `  - ${p.name}\n`).join('')}`;
+    if (others.length > 0) text += `\n[Players here]:\n${others.map((p) => `  - ${listed(p)}\n`).join('')}`;
     const exits = Object.entries(room.exits);
     if (exits.length > 0) text += `\n[Exits]:\n${exits.map(([dir, target]) => `  - ${dir}: ${world.rooms.get(target)?.name ?? 'Unknown'}\n`).join('')}`;
     return text;
   }
 
-  private async move(player: Player, direction: Direction): Promise<CommandResult> {
+  async move(player: Player, direction: Direction): Promise<CommandResult> {
     const room = player.roomId ? this.world(player).rooms.get(player.roomId) : undefined;
     if (!room) return fail(NOT_IN_ROOM);
     const target = room.exits[direction];
@@ -208,7 +224,7 @@ export class GameService {
     return fail(`You don't have a '${wanted}'.`);
   }
 
-  private message(player: Player, roomId: string, channel: NewChatMessage['channel'], text: string, recipient: number | null = null): NewChatMessage {
+  message(player: Player, roomId: string, channel: MessageChannel, text: string, recipient: number | null = null): NewChatMessage {
     return {
       worldId: player.worldId,
       roomId,
@@ -223,9 +239,9 @@ export class GameService {
 
   /**
    * Stores chat, then announces it by id: other instances read the rows back, this one keeps
-   * them (`recipient` names a whisper's target).
+   * them (`recipient` names a whisper's or tell's target; `worldWide` for WORLD_CHANNELS).
    */
-  private async post(player: Player, messages: NewChatMessage[], recipient: string | null = null): Promise<void> {
+  async post(player: Player, messages: NewChatMessage[], recipient: string | null = null, worldWide = false): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
     // Ids grow in the order the rows were inserted, whatever order RETURNING lists them in.
     const ids = [...messageIds].sort((a, b) => a - b);
@@ -240,7 +256,8 @@ export class GameService {
       recipient,
       createdAt: m.createdAt,
     }));
-    await this.bus.publish({ type: 'chat', worldId: player.worldId, roomIds: [...new Set(messages.map((m) => m.roomId))], messageIds });
+    const roomIds = worldWide ? [] : [...new Set(messages.map((m) => m.roomId))];
+    await this.bus.publish({ type: 'chat', worldId: player.worldId, roomIds, messageIds, ...(worldWide ? { worldWide: true as const } : {}) });
   }
 
   private remember(row: ChatRow): void {
@@ -285,7 +302,7 @@ export class GameService {
    * longest leading run of words that names a character of the world is the target; when
    * none does, the first word is (and is reported as unknown).
    */
-  private async whisperTarget(worldId: string, args: string): Promise<{ targetName: string; text: string }> {
+  async namedTarget(worldId: string, args: string): Promise<{ targetName: string; text: string }> {
     const split = (count: number) => {
       const m = new RegExp(`^(\\S+(?:\\s+\\S+){${count - 1}})\\s*(.*)$`, 's').exec(args)!;
       return { targetName: m[1]!, text: m[2]! };
@@ -299,12 +316,12 @@ export class GameService {
 
   private async whisper(player: Player, args: string): Promise<CommandResult> {
     if (!args) return fail(`Whisper to whom? ${WHISPER_USAGE}`);
-    const { targetName, text } = await this.whisperTarget(player.worldId, args);
+    const { targetName, text } = await this.namedTarget(player.worldId, args);
     if (!text) return fail(`Whisper what? ${WHISPER_USAGE}`);
     if (!player.roomId) return fail(NOT_IN_ROOM);
     const target = await this.repo.findInWorldByName(player.worldId, targetName);
     if (!target) return fail(`Player '${targetName}' does not exist.`);
-    const active = await this.repo.activeCharacters(player.worldId, this.clock());
+    const active = await this.present(player.worldId);
     if (!active.some((a) => a.id === target.id)) return fail(`Player '${targetName}' is not online.`);
     if (target.roomId !== player.roomId) return fail(`Player '${targetName}' is not in this room.`);
     const escaped = escapeHtml(await this.mechanics.interact(player, 'whisper', text, target.id === player.characterId ? null : target.id));
@@ -319,17 +336,38 @@ export class GameService {
    */
   private async who(player: Player): Promise<string> {
     const list = await this.state.activeCharacters(player.worldId, this.clock());
-    const names = this.state.namesOf(list);
-    let lines = this.whoLines.get(names);
+    let lines = this.whoLines.get(list);
     if (!lines) {
       const ends: number[] = [];
       let text = '';
-      for (const name of names) ends.push((text += `\n - ${name}`).length);
-      this.whoLines.set(names, (lines = { text, ends }));
+      for (const c of list) ends.push((text += `\n - ${listed(c)}`).length);
+      this.whoLines.set(list, (lines = { text, ends }));
     }
     const me = list.findIndex((c) => c.id === player.characterId);
     const others = me < 0 ? lines.text : lines.text.slice(0, me === 0 ? 0 : lines.ends[me - 1]) + lines.text.slice(lines.ends[me]);
     return others === '' ? 'No other players online.' : `Active players:${others}`;
+  }
+
+  /** The world's characters in its lists, sorted by name (link-dead ones marked). */
+  present(worldId: string): Promise<readonly ActiveCharacter[]> {
+    return this.state.activeCharacters(worldId, this.clock());
+  }
+
+  findInWorld(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined> {
+    return this.repo.findInWorldByName(worldId, name);
+  }
+
+  async itemsHere(player: Player): Promise<readonly ItemInstance[]> {
+    if (!player.roomId) return [];
+    return this.state.roomItemsOf(player.worldId, player.roomId, this.clock());
+  }
+
+  carried(characterId: number): Promise<readonly ItemInstance[]> {
+    return this.state.inventory(characterId, this.clock());
+  }
+
+  private examine(player: Player, wanted: string): Promise<CommandResult> {
+    return this.social.examine(player, wanted);
   }
 
   async status(player: Player): Promise<Schemas['GameStatus']> {
@@ -341,7 +379,7 @@ export class GameService {
   async chat(player: Player, afterId = 0): Promise<Schemas['RoomChat']> {
     if (!player.roomId) return { chat: 'No messages.', messages: [] };
     const rows = await this.history.recent(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, afterId);
-    const chat = rows.length === 0 ? '[No messages in this room yet]' : `[Recent messages]:\n${rows.map((r) => `${r.sender}: ${r.text}\n`).join('')}`;
+    const chat = rows.length === 0 ? '[No messages in this room yet]' : `[Recent messages]:\n${rows.map(chatTextLine).join('')}`;
     return {
       chat,
       messages: rows.map(chatMessage),

@@ -1,14 +1,16 @@
 /**
  * Per-instance memory of what polls and `look` read most: each world's active characters (and
  * their rooms), each room's items, each character's inventory. Like the session cache
- * (docs/decisions.md, "The hot path"), entries change only through bus events, this instance's
- * at commit and other instances' as they arrive. A walk or recall moves the character within
- * its world's remembered list (and room index), so a move costs the same however many play;
- * presence (a character coming online or going offline) drops the world's list, which the next
- * read loads again. Items taken or dropped drop the room and the character; a builders' change
- * (`world.changed`) drops the rooms and holders it names. An active list also
- * lapses when the first of its sessions could expire. Nothing is served from memory while the
- * bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
+ * (docs/decisions.md, "The hot path"), entries change only through bus events, this instance's at
+ * commit and other instances' as they arrive. A walk or recall moves the character within its
+ * world's remembered list (and room index), so a move costs the same however many play; presence
+ * (a character coming online or going offline) and connection (a character getting or losing its
+ * streams, or requesting again after an idle gap) drop the world's list, which the next read loads
+ * again. Items taken or dropped drop the room and the character; a builders' change
+ * (`world.changed`) drops the rooms and holders it names. An active list also lapses when
+ * the first of its sessions could expire, or a character connected by its requests alone turns
+ * link-dead (docs/decisions.md, "Presence means connected"). Nothing is served from memory while
+ * the bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
  * the database themselves.
  */
 import { fromDbTime } from '../../db/clock.ts';
@@ -82,9 +84,13 @@ export class GameStateCache {
   /** Item loads in flight, by `room:`/`inventory:` key: one per key, and not remembered when its room or holder changed meanwhile. */
   private readonly itemLoads = new Map<string, { load: { stale: boolean }; promise: Promise<ItemInstance[]> }>();
 
-  constructor(bus: EventBus, repo: GameRepository) {
+  private readonly idleMs: number;
+
+  /** `idleMs`: how long a request keeps a character connected ([presence] idle_seconds). */
+  constructor(bus: EventBus, repo: GameRepository, idleMs: number) {
     this.bus = bus;
     this.repo = repo;
+    this.idleMs = idleMs;
     const invalidate = (event: BusEvent): void => this.invalidate(event);
     bus.subscribe(invalidate);
     bus.onCommitted(invalidate);
@@ -107,12 +113,20 @@ export class GameStateCache {
   }
 
   private async loadActive(worldId: string, now: Date, load: ActiveLoad): Promise<ActiveWorld> {
-    const list = await this.repo.activeCharacters(worldId, now);
+    const list = await this.repo.activeCharacters(worldId, now, new Date(now.getTime() - this.idleMs));
     let validUntil: number | null = null;
-    for (const c of list) {
-      if (c.expiresAt === null) continue;
-      const end = fromDbTime(c.expiresAt).getTime();
+    const until = (end: number): void => {
       if (validUntil === null || end < validUntil) validUntil = end;
+    };
+    for (const c of list) {
+      if (c.expiresAt !== null) until(fromDbTime(c.expiresAt).getTime());
+      // Connected by a request only: link-dead once it is idle_seconds old, without any event.
+      // (A stream's lease lapsing, which only an instance's death leaves to time, is not
+      // watched: the link-dead sweep tells of it.)
+      if (!c.linkdead && !c.streaming && c.activeAt !== null) {
+        const idleAt = fromDbTime(c.activeAt).getTime() + this.idleMs;
+        if (idleAt > now.getTime()) until(idleAt);
+      }
     }
     const world = new ActiveWorld(list);
     for (const [characterId, to] of load.moves) if (!world.move(characterId, to)) load.stale = true;
@@ -184,6 +198,7 @@ export class GameStateCache {
         return;
       }
       case 'presence':
+      case 'connection':
         this.dropActive(event.worldId);
         return;
       case 'item':

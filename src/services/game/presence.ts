@@ -1,16 +1,20 @@
 /**
  * Who is online, as the event streams tell it: a character is online while an unexpired session
- * plays it. Binding a session to a character and ending sessions go through here, so every
- * path (login, select, logout, kick, ban, deletion, password change, expiry) announces arrive /
- * leave and presence once, and only when the character's state really changes.
+ * that is not away plays it (docs/decisions.md, "Presence means connected"). Binding a session to
+ * a character, unbinding it, ending sessions, a link-dead session going away and coming back go
+ * through here, so every path (login, select, deselect, logout, kick, ban, deletion, password
+ * change, expiry, link-dead sweep, return) announces arrive / leave and presence once, and only
+ * when the character's state really changes.
  */
 import type { Knex } from 'knex';
 import { toDbTime, type Clock } from '../../db/clock.ts';
+import type { Db } from '../../db/database.ts';
 import { idChunks, type EventBus, type StreamEndReason } from '../../db/event-bus.ts';
 import type { CharacterRecord, CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { EndedSession, SessionRepository } from '../../db/repositories/session-repository.ts';
 
 export interface PresenceDeps {
+  db: Db;
   bus: EventBus;
   sessions: SessionRepository;
   characters: CharacterRepository;
@@ -39,6 +43,55 @@ export class Presence {
     if (!alreadyOnline) await this.announce(character, true, trx);
     if (session.characterId !== null && session.characterId !== character.id) await this.leaveIfUnplayed([session.characterId], trx);
     return true;
+  }
+
+  /** Unbinds the session from its character, which leaves unless another session plays it. False when the session is gone. */
+  async unbind(session: { id: number; characterId: number }, trx: Knex.Transaction): Promise<boolean> {
+    if ((await this.d.sessions.unbindCharacter(session.id, trx)) === 0) return false;
+    await this.d.bus.publish({ type: 'session.changed', sessionIds: [session.id] }, trx);
+    await this.leaveIfUnplayed([session.characterId], trx);
+    return true;
+  }
+
+  /**
+   * An away session made a request or opened a stream: it is back, and its character arrives
+   * again unless another session kept it in the lists. Once per return, whichever instance sees it.
+   */
+  async comeBack(session: { id: number; characterId: number | null }): Promise<void> {
+    const now = toDbTime(this.d.clock());
+    await this.d.db.transaction(async (trx) => {
+      const alreadyOnline = session.characterId !== null && (await this.d.sessions.characterBound(session.characterId, now, trx));
+      if (!(await this.d.sessions.comeBack(session.id, now, trx))) return;
+      await this.d.bus.publish({ type: 'session.changed', sessionIds: [session.id] }, trx);
+      if (session.characterId === null || alreadyOnline) return;
+      const [character] = await this.d.characters.findByIds([session.characterId], trx);
+      if (character) await this.announce(character, true, trx);
+    });
+  }
+
+  /** A link-dead session's request was written: its character is connected again on every instance's lists. */
+  async connected(worldId: string, characterId: number): Promise<void> {
+    await this.d.bus.publish({ type: 'connection', worldId, characterId });
+  }
+
+  /**
+   * Marks away the sessions link-dead for longer than `linkdeadMs` (SWEEP_BATCH per transaction);
+   * their characters that no other session keeps in the lists leave. Returns how many went away.
+   */
+  async sweepLinkdead(linkdeadMs: number, batch: number): Promise<number> {
+    const now = this.d.clock();
+    const cutoff = toDbTime(new Date(now.getTime() - linkdeadMs));
+    let total = 0;
+    for (;;) {
+      const away = await this.d.db.transaction(async (trx) => {
+        const sessions = await this.d.sessions.markAway(cutoff, toDbTime(now), batch, trx);
+        for (const sessionIds of idChunks(sessions.map((s) => s.id))) await this.d.bus.publish({ type: 'session.changed', sessionIds }, trx);
+        await this.leaveIfUnplayed(sessions.flatMap((s) => (s.characterId === null ? [] : [s.characterId])), trx);
+        return sessions.length;
+      });
+      total += away;
+      if (away < batch) return total;
+    }
   }
 
   /**

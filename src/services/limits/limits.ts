@@ -93,6 +93,8 @@ export interface Limits {
   changePasswordByAddress: Limit;
   /** Game commands per session row id (never the token, which the store would then hold). */
   commandBySession: Limit;
+  /** Out-of-character messages per character id, on top of the command throttle. */
+  oocByCharacter: Limit;
   /** Wrong passwords per account id at login; the right password is never refused. */
   failedLogins: Limit;
   /** Wrong current passwords per account id at a password change. */
@@ -108,6 +110,7 @@ export function createLimits(config: Config['rateLimit'], store: CounterStore, c
     registerByUsername: limit('register-username', config.registerPerUsername),
     changePasswordByAddress: limit('change-password-address', config.changePasswordPerAddress),
     commandBySession: limit('command-session', config.commandPerSession, 'commands', config.commandWindowSeconds),
+    oocByCharacter: limit('ooc-character', config.oocPerCharacter, 'out-of-character messages', config.oocWindowSeconds),
     failedLogins: limit('failed-login', config.loginPerUsername, 'failed attempts'),
     failedPasswordChanges: limit('failed-password-change', config.changePasswordPerUsername, 'failed attempts'),
   };

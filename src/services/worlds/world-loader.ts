@@ -8,6 +8,14 @@ import path from 'node:path';
 
 export const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down'] as const;
 export type Direction = (typeof DIRECTIONS)[number];
+/** The one-letter short form of each direction, as commands accept it. */
+export const SHORT_DIRECTIONS: Readonly<Record<string, Direction>> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
+
+/** A direction by its name or short form, in any letter case. */
+export function directionNamed(word: string): Direction | undefined {
+  const lower = word.toLowerCase();
+  return (DIRECTIONS as readonly string[]).includes(lower) ? (lower as Direction) : SHORT_DIRECTIONS[lower];
+}
 
 export interface Item {
   id: string;
