@@ -13,6 +13,8 @@ export interface ItemInstance {
   itemId: string;
   /** A builder's name for this item; null: its package item's. */
   name: string | null;
+  /** A builder's description for this item; null: its package item's. */
+  description: string | null;
 }
 
 /** Every channel a chat message is stored in. */
@@ -107,12 +109,12 @@ export class GameRepository {
   }
 
   async roomItems(worldId: string, roomId: string): Promise<ItemInstance[]> {
-    const rows = await this.db('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select('id', 'item_id', 'name');
+    const rows = await this.db('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select('id', 'item_id', 'name', 'description');
     return rows.map(itemInstance);
   }
 
   async inventory(characterId: number): Promise<ItemInstance[]> {
-    const rows = await this.db('item_instances').where({ character_id: characterId }).orderBy('id').select('id', 'item_id', 'name');
+    const rows = await this.db('item_instances').where({ character_id: characterId }).orderBy('id').select('id', 'item_id', 'name', 'description');
     return rows.map(itemInstance);
   }
 
@@ -256,7 +258,7 @@ export class GameRepository {
 }
 
 function itemInstance(r: Record<string, unknown>): ItemInstance {
-  return { id: Number(r.id), itemId: String(r.item_id), name: (r.name as string | null) ?? null };
+  return { id: Number(r.id), itemId: String(r.item_id), name: (r.name as string | null) ?? null, description: (r.description as string | null) ?? null };
 }
 
 function chatRow(r: Record<string, unknown>): ChatRow {
