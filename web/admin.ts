@@ -31,6 +31,13 @@ function table(headings: string[], rows: HTMLTableRowElement[], empty: string): 
   return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), body));
 }
 
+/** Whether a session is live now: which one of a player's sessions is the one being played. */
+function connection(row: Schemas['SessionRow']): string {
+  if (row.open_streams > 0) return `Yes (${row.open_streams} stream${row.open_streams === 1 ? '' : 's'})`;
+  if (row.connected) return 'Yes (requests)';
+  return row.away ? 'No (away)' : row.character_name ? 'No (link-dead)' : 'No';
+}
+
 export function openAdmin(session: Session, opener: HTMLElement): void {
   const status = h('p', { class: 'admin-status', attrs: { role: 'status' } });
   const users = h('section', { attrs: { 'aria-labelledby': 'admin-users' } });
@@ -156,13 +163,14 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
           h('td', { text: row.character_name ?? '—' }),
           h('td', { text: row.world_id ?? '—' }),
           h('td', { text: row.client_type }),
+          h('td', { text: connection(row) }),
           h('td', {}, localTime(row.last_activity)),
           h('td', {}, kick),
         );
       });
       sessions.replaceChildren(
         h('h3', { text: `Active sessions (${rows.length})`, attrs: { id: 'admin-sessions' } }),
-        table(['#', 'User', 'Character', 'World', 'Client', 'Last activity', ''], rows, 'No sessions.'),
+        table(['#', 'User', 'Character', 'World', 'Client', 'Connected', 'Last activity', ''], rows, 'No sessions.'),
       );
     }
   };

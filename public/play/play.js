@@ -1083,6 +1083,11 @@ function table(headings, rows, empty) {
   if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
   return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
 }
+function connection(row) {
+  if (row.open_streams > 0) return `Yes (${row.open_streams} stream${row.open_streams === 1 ? "" : "s"})`;
+  if (row.connected) return "Yes (requests)";
+  return row.away ? "No (away)" : row.character_name ? "No (link-dead)" : "No";
+}
 function openAdmin(session2, opener) {
   const status = h("p", { class: "admin-status", attrs: { role: "status" } });
   const users = h("section", { attrs: { "aria-labelledby": "admin-users" } });
@@ -1198,13 +1203,14 @@ function openAdmin(session2, opener) {
           h("td", { text: row.character_name ?? "—" }),
           h("td", { text: row.world_id ?? "—" }),
           h("td", { text: row.client_type }),
+          h("td", { text: connection(row) }),
           h("td", {}, localTime(row.last_activity)),
           h("td", {}, kick)
         );
       });
       sessions.replaceChildren(
         h("h3", { text: `Active sessions (${rows.length})`, attrs: { id: "admin-sessions" } }),
-        table(["#", "User", "Character", "World", "Client", "Last activity", ""], rows, "No sessions.")
+        table(["#", "User", "Character", "World", "Client", "Connected", "Last activity", ""], rows, "No sessions.")
       );
     }
   };
@@ -1397,7 +1403,7 @@ function gameScreen(nav2, session2) {
   let room = null;
   let online = [];
   let inventory = [];
-  const connection = h("span", { class: "connection", attrs: { role: "status" } });
+  const connection2 = h("span", { class: "connection", attrs: { role: "status" } });
   const banner = h("div", { class: "banner", text: "The server is away. Reconnecting…", attrs: { role: "alert", hidden: true } });
   const roomName = h("h2", { attrs: { id: "room-name" } });
   const roomDescription = h("p", { class: "description" });
@@ -1442,7 +1448,7 @@ function gameScreen(nav2, session2) {
       { class: "topbar" },
       h("span", { class: "brand small" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), ` ${worldName}`),
       h("span", { class: "who-am-i" }, h("strong", { text: me }), h("span", { class: "muted", text: ` · ${session2.username}` })),
-      connection,
+      connection2,
       h("div", { class: "account" }, switchCharacter, accountButtons(nav2, session2))
     ),
     banner,
@@ -1681,8 +1687,8 @@ function gameScreen(nav2, session2) {
     state: (next) => {
       if (next === "away" && (state === "live" || state === "polling")) write("system", "Disconnected. Reconnecting…");
       state = next;
-      connection.textContent = STATE_TEXT[next];
-      connection.dataset.state = next;
+      connection2.textContent = STATE_TEXT[next];
+      connection2.dataset.state = next;
       banner.hidden = next !== "away";
     },
     resumed: () => {
@@ -1707,8 +1713,8 @@ function gameScreen(nav2, session2) {
     commandForm.replaceWith(h("section", { class: "card ended-here", attrs: { role: "alert" } }, heading, h("p", { text: detail }), again));
     element.querySelector(".play-footer")?.remove();
     banner.hidden = true;
-    connection.textContent = "Ended";
-    connection.dataset.state = "ended";
+    connection2.textContent = "Ended";
+    connection2.dataset.state = "ended";
     switchCharacter.remove();
     element.querySelector(".account")?.remove();
     again.focus();

@@ -305,7 +305,8 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     // Make permanent.
     await row(mara.username).getByRole('button', { name: `Make ${mara.username} permanent` }).click();
     await dialog.getByRole('status').filter({ hasText: `${mara.username}'s account is now permanent` }).waitFor();
-    expect(await row(mara.username).locator('td').nth(2).textContent()).to.equal('Permanent');
+    // The status comes first, then the table is read again.
+    await row(mara.username).locator('td', { hasText: /^Permanent$/ }).waitFor();
 
     // Kick: asked first.
     const again = await server.post('/login', { username: mara.username, password: GOOD_PASSWORD });
@@ -313,6 +314,9 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     await dialog.getByRole('button', { name: 'Refresh' }).click();
     const kick = dialog.getByRole('button', { name: new RegExp(`^Kick session \\d+ of ${mara.username}$`) });
     await kick.waitFor();
+    // Which of a player's sessions is live: the Connected column.
+    const sessionRow = dialog.locator('tr', { has: page.getByRole('button', { name: new RegExp(`^Kick session \\d+ of ${mara.username}$`) }) });
+    expect(await sessionRow.locator('td').nth(4).textContent()).to.match(/^(Yes \((requests|\d+ streams?)\)|No \((link-dead|away)\)|No)$/);
     await kick.click();
     await page.getByRole('dialog', { name: `Kick ${mara.username}?` }).getByRole('button', { name: 'Kick', exact: true }).click();
     await dialog.getByRole('status').filter({ hasText: 'Session disconnected' }).waitFor();
