@@ -46,7 +46,8 @@ import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
 import { LedgerService } from './ledger/ledger-service.ts';
 import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-bus.ts';
 import { EventStreams } from './game/event-streams.ts';
-import { LocalStreamQuota } from './game/stream-quota.ts';
+import { CountedStreamQuota, type StreamHolder } from './game/stream-quota.ts';
+import { randomUUID } from 'node:crypto';
 import { createLimits, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
 import { LimitRepository } from '../db/repositories/limit-repository.ts';
 import { RedisCounters } from '../integrations/redis-counters.ts';
@@ -228,7 +229,13 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     translation: config.translation,
     logger,
   }, limits.oocByCharacter);
-  const streams = new EventStreams({ bus: events, quota: new LocalStreamQuota(config.events), game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const instanceId = randomUUID();
+  // Several instances share a PostgreSQL database: the stream limits count theirs too. SQLite serves one.
+  const streamsElsewhere = config.database.url
+    ? (holder: StreamHolder) => sessionRepository.streamsElsewhere(instanceId, holder.accountId, holder.address, toDbTime(clock()))
+    : null;
+  const quota = new CountedStreamQuota(config.events, streamsElsewhere);
+  const streams = new EventStreams({ bus: events, quota, instanceId, game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
   const linkdeadMs = config.presence.linkdeadSeconds * 1000;
   const sweepLinkdead = async (): Promise<number> => {
     await streams.renewLeases();

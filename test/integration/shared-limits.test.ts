@@ -10,8 +10,10 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
-import { createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { newPlayer } from '../helpers/players.ts';
+import { createUser, GOOD_PASSWORD, login } from '../helpers/accounts.ts';
+import { newPlayer, selectCharacter, type Player } from '../helpers/players.ts';
+import { openStream, type SseStream } from '../helpers/sse.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const REDIS_URL = process.env.MUD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const WRONG_PASSWORD = 'Wrong-Lantern-42';
@@ -20,6 +22,8 @@ const LIMITS = {
   MUD_RATE_LIMIT_LOGIN_PER_USERNAME: '4',
   MUD_RATE_LIMIT_LOGIN_PER_ADDRESS: '6',
   MUD_RATE_LIMIT_COMMAND_PER_SESSION: '5',
+  MUD_EVENTS_STREAMS_PER_ACCOUNT: '2',
+  MUD_EVENTS_STREAMS_PER_ADDRESS: '2',
   // Each test logs in from an address of its own, named by X-Forwarded-For.
   MUD_SERVER_TRUST_PROXY: 'loopback',
 };
@@ -104,6 +108,41 @@ describe('limits shared by two instances', () => {
   (usePostgres ? describe : describe.skip)('in the database (PostgreSQL)', () => {
     const servers = twoInstances(() => ({}));
     sharedLimits(servers);
+
+    it('event streams spread over both instances hit the per-account and per-address stream limits at the configured count', async () => {
+      const [one, two] = servers();
+      const open: SseStream[] = [];
+      /** A stream of `player` in a session of its own on `server`, from `from`. */
+      const stream = async (server: TestServer, player: Player, from: Record<string, string>): Promise<SseStream> => {
+        const sessionId = await login(server, player.username, GOOD_PASSWORD, newAddress());
+        await selectCharacter(server, sessionId, player.characterId);
+        const opened = await openStream(`${server.url}/events/${sessionId}`, from);
+        open.push(opened);
+        return opened;
+      };
+      // The other instance learns of a stream from its lease, written once the stream is open.
+      const leased = (streams: number) =>
+        eventually(async () => expect(Number((await one.db('event_stream_leases').sum({ n: 'streams' }).first())?.n ?? 0)).to.equal(streams), 5000);
+      try {
+        const wren = await newPlayer(one, 'Wren');
+        expect((await stream(one, wren, newAddress())).status).to.equal(200);
+        expect((await stream(two, wren, newAddress())).status).to.equal(200);
+        await leased(2);
+        const third = await stream(one, wren, newAddress());
+        expectLimited({ status: third.status, headers: third.headers } as HttpResponse);
+
+        const from = newAddress();
+        const [ash, bay, cole] = [await newPlayer(two, 'Ash'), await newPlayer(two, 'Bay'), await newPlayer(two, 'Cole')];
+        expect((await stream(two, ash, from)).status).to.equal(200);
+        expect((await stream(one, bay, from)).status).to.equal(200);
+        await leased(4);
+        const fromSame = await stream(two, cole, from);
+        expectLimited({ status: fromSame.status, headers: fromSame.headers } as HttpResponse);
+        expect((await stream(two, cole, newAddress())).status).to.equal(200);
+      } finally {
+        for (const s of open) s.close();
+      }
+    });
 
     it('keeps the counts in limit_windows and prunes the windows that ended', async () => {
       const [one] = servers();

@@ -17,6 +17,8 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('session_id').notNullable().references('id').inTable('sessions').onDelete('CASCADE');
     t.string('instance_id', 36).notNullable();
     t.integer('streams').notNullable();
+    // The client address of the session's streams here, as the stream limits count it.
+    t.string('address', 64).notNullable();
     t.string('lease_until', 19).notNullable().index();
     t.primary(['session_id', 'instance_id']);
     t.index(['instance_id']);

@@ -265,12 +265,12 @@ export class SessionRepository {
    * This instance holds `streams` open event streams of the session until `leaseUntil` (renewed
    * by its heartbeat); 0 drops its lease and records when the stream closed.
    */
-  async leaseStreams(sessionId: number, instanceId: string, streams: number, leaseUntil: string, now: string): Promise<void> {
+  async leaseStreams(sessionId: number, instanceId: string, streams: number, address: string, leaseUntil: string, now: string): Promise<void> {
     if (streams > 0) {
       await this.db('event_stream_leases')
-        .insert({ session_id: sessionId, instance_id: instanceId, streams, lease_until: leaseUntil })
+        .insert({ session_id: sessionId, instance_id: instanceId, streams, address, lease_until: leaseUntil })
         .onConflict(['session_id', 'instance_id'])
-        .merge(['streams', 'lease_until']);
+        .merge(['streams', 'address', 'lease_until']);
       return;
     }
     // The session's row first, as a session's delete (which cascades to its leases) locks them:
@@ -279,6 +279,21 @@ export class SessionRepository {
       await trx('sessions').where({ id: sessionId }).update({ disconnected_at: now });
       await trx('event_stream_leases').where({ session_id: sessionId, instance_id: instanceId }).delete();
     });
+  }
+
+  /** The open streams other instances than `instanceId` hold, under unexpired leases, of an account and of an address. */
+  async streamsElsewhere(instanceId: string, accountId: number, address: string, now: string): Promise<{ account: number; address: number }> {
+    const row = await this.db('event_stream_leases as l')
+      .join('sessions as s', 's.id', 'l.session_id')
+      .whereNot('l.instance_id', instanceId)
+      .andWhere('l.lease_until', '>', now)
+      .andWhere((q) => q.where('s.user_id', accountId).orWhere('l.address', address))
+      .select(
+        this.db.raw('coalesce(sum(case when s.user_id = ? then l.streams else 0 end), 0) as account', [accountId]),
+        this.db.raw('coalesce(sum(case when l.address = ? then l.streams else 0 end), 0) as address', [address]),
+      )
+      .first();
+    return { account: Number(row?.account ?? 0), address: Number(row?.address ?? 0) };
   }
 
   /** Renews every lease of this instance. */

@@ -8,7 +8,6 @@
  * once and shared by their connections. Streams are indexed by session, world, room and
  * character, so an event costs what its audience costs, not what every open stream would.
  */
-import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
@@ -81,8 +80,9 @@ interface Stream {
   /** Last chat message id delivered (or the resume point): the first part of every event id. */
   chatCursor: number;
   seq: number;
-  /** The per-account and per-address place this stream holds. */
+  /** The per-account and per-address place this stream holds, and the address it counts under. */
   ticket: StreamTicket;
+  address: string;
   /** When a frame was last written (Date.now()): a stream idle for the heartbeat interval gets a heartbeat. */
   lastWriteAt: number;
   /** Live events arriving while the missed chat is being replayed. */
@@ -150,6 +150,8 @@ const roomKey = (worldId: string, roomId: string | null): string => `${worldId}\
 export interface EventStreamDeps {
   bus: EventBus;
   quota: StreamQuota;
+  /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence means connected"). */
+  instanceId: string;
   game: GameService;
   repo: GameRepository;
   sessions: SessionRepository;
@@ -179,8 +181,6 @@ export class EventStreams {
   private stopped = false;
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
   private dispatching: Promise<void> = Promise.resolve();
-  /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence means connected"). */
-  private readonly instanceId = randomUUID();
   /** Sessions this instance holds a lease for (it has open streams of them). */
   private readonly leased = new Set<number>();
   /** Lease writes go one after another, each writing the session's stream count as it is then. */
@@ -216,15 +216,15 @@ export class EventStreams {
   /** Renews this instance's leases (its timer does, and the link-dead sweep first, as it reads them). */
   async renewLeases(): Promise<void> {
     await this.leaseWrites;
-    if (this.leased.size > 0) await this.d.sessions.renewLeases(this.instanceId, toDbTime(new Date(this.d.clock().getTime() + LEASE_MS)));
+    if (this.leased.size > 0) await this.d.sessions.renewLeases(this.d.instanceId, toDbTime(new Date(this.d.clock().getTime() + LEASE_MS)));
   }
 
   /** Writes the session's stream count on this instance after the writes before it. */
   private lease(stream: Stream): void {
     if (this.stopped) return;
-    const { sessionId, player } = stream;
+    const { sessionId, player, address } = stream;
     this.leaseWrites = this.leaseWrites
-      .then(() => this.writeLease(sessionId, player))
+      .then(() => this.writeLease(sessionId, player, address))
       .catch((err: Error) => {
         this.d.logger.error('Event stream lease write failed', { session_id: sessionId, error: err.message });
       });
@@ -235,12 +235,12 @@ export class EventStreams {
    * loses its last, its character's connectedness changed: the session caches and the lists
    * of every instance hear it.
    */
-  private async writeLease(sessionId: number, player: Player): Promise<void> {
+  private async writeLease(sessionId: number, player: Player, address: string): Promise<void> {
     const streams = this.bySession.get(sessionId).size;
     const held = this.leased.has(sessionId);
     if (streams === 0 && !held) return;
     const now = this.d.clock();
-    await this.d.sessions.leaseStreams(sessionId, this.instanceId, streams, toDbTime(new Date(now.getTime() + LEASE_MS)), toDbTime(now));
+    await this.d.sessions.leaseStreams(sessionId, this.d.instanceId, streams, address, toDbTime(new Date(now.getTime() + LEASE_MS)), toDbTime(now));
     if (streams > 0 === held) return;
     if (streams > 0) this.leased.add(sessionId);
     else this.leased.delete(sessionId);
@@ -257,7 +257,7 @@ export class EventStreams {
     for (const stream of [...this.streams]) this.end(stream, 'shutdown');
     await this.leaseWrites;
     try {
-      if (this.leased.size > 0) await this.d.sessions.dropLeases(this.instanceId, toDbTime(this.d.clock()));
+      if (this.leased.size > 0) await this.d.sessions.dropLeases(this.d.instanceId, toDbTime(this.d.clock()));
     } catch (err) {
       // They lapse within LEASE_MS anyway.
       this.d.logger.error('Event stream leases not dropped at shutdown', { error: (err as Error).message });
@@ -310,6 +310,7 @@ export class EventStreams {
       chatCursor: 0,
       seq: 0,
       ticket,
+      address: holder.address,
       lastWriteAt: Date.now(),
       pending: [],
       ended: false,
