@@ -49,6 +49,9 @@ def _fix_body(method: str, path: str, body: dict) -> None:
     if (method, path) in (("POST", "/login"), ("POST", "/login-direct")):
         # Trimmed length 2..20 (400 otherwise); an unknown name then answers 401.
         body["username"] = f"fz{n}"
+    if isinstance(body.get("target_username"), str) and not body["target_username"].strip():
+        # Trimmed, a blank name is missing (400 `target_username is required`, as the reference words it).
+        body["target_username"] = f"fz{n}"
     if "new_password" in body:
         body["new_password"] = _password(n)
     if (method, path) == ("POST", "/admin/user/manage"):
