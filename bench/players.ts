@@ -368,6 +368,8 @@ async function runOne(
       MUD_WORLDS_ROOT: worldsRoot,
       MUD_DEFAULT_WORLD_ID: WORLD_ID,
       MUD_EVENTS_STREAMS_PER_INSTANCE: String(Math.max(5000, n + 100)),
+      // Every player's stream comes from the generator's one address.
+      MUD_EVENTS_STREAMS_PER_ADDRESS: String(Math.max(50, n + 100)),
     },
     { cpuCore: hasTaskset() ? SERVER_CORE : undefined, asShipped: true },
   );
