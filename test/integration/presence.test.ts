@@ -80,6 +80,27 @@ describe(`presence means connected (${DB_NAME})`, function () {
     expect(await sessionRowOf(b)).to.include({ open_streams: 0, connected: false, away: false });
   });
 
+  it("a streaming character's requests after idle_seconds tell no instance anything (it was connected all along); after its stream closes, they connect it", async () => {
+    const b = await newPlayer(server, 'Bert', SPAWN);
+    const stream = await listen(b);
+    await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
+    const connections: number[] = [];
+    server.services.events.subscribe((event) => {
+      if (event.type === 'connection') connections.push(event.characterId);
+    });
+    server.clock.advance(IDLE_MS + 1000);
+    await server.services.streams.renewLeases();
+    await okCmd(b, 'look');
+    await server.services.sessions.flushActivity();
+    expect(connections, 'a connection event makes every instance reload the world\'s list').to.deep.equal([]);
+
+    stream.close();
+    await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(0), SETTLE_MS);
+    connections.length = 0;
+    await okCmd(b, 'look');
+    await eventually(async () => expect(connections).to.deep.equal([b.characterId]), SETTLE_MS);
+  });
+
   it('the tab closed: link-dead at once although the last request was recent; opening a stream again connects it', async () => {
     const a = await newPlayer(server, 'Anna', SPAWN);
     const b = await newPlayer(server, 'Bert', SPAWN);

@@ -40,6 +40,8 @@ export interface SessionRecord {
   away: boolean;
   /** When its last event stream closed (null: never had one, or one is open). */
   disconnectedAt: string | null;
+  /** An instance holds an open event stream of it (an unexpired lease). */
+  streaming: boolean;
 }
 
 /** A session that has ended, with the character it played (for presence). */
@@ -112,7 +114,7 @@ export class SessionRepository {
     for (let i = 0; i < tokenHashes.length; i += SESSION_LOOKUP_CHUNK) {
       const rows = await this.withAccount(now)
         .whereIn('s.token_hash', tokenHashes.slice(i, i + SESSION_LOOKUP_CHUNK))
-        .select('s.token_hash', ...SESSION_COLUMNS);
+        .select('s.token_hash', ...this.sessionColumns(now));
       for (const row of rows) found.set(String(row.token_hash), sessionRecord(row));
     }
     return found;
@@ -129,8 +131,13 @@ export class SessionRepository {
       .andWhere((q) => q.where('u.is_guest', false).orWhereNull('u.guest_expires_at').orWhere('u.guest_expires_at', '>', now));
   }
 
+  /** The columns of a SessionRecord, whether an instance streams it as of `now` among them. */
+  private sessionColumns(now: string): Array<string | Knex.Raw> {
+    return [...SESSION_COLUMNS, this.db.raw('exists (select 1 from event_stream_leases l where l.session_id = s.id and l.lease_until > ?) as streaming', [now])];
+  }
+
   private async findWhere(where: Record<string, string | number>, now: string): Promise<SessionRecord | undefined> {
-    const row = await this.withAccount(now).where(where).first(...SESSION_COLUMNS);
+    const row = await this.withAccount(now).where(where).first(...this.sessionColumns(now));
     return row ? sessionRecord(row) : undefined;
   }
 
@@ -358,5 +365,6 @@ function sessionRecord(row: any): SessionRecord {
     expiresAt: row.expires_at,
     away: Boolean(row.away),
     disconnectedAt: row.disconnected_at ?? null,
+    streaming: Boolean(row.streaming),
   };
 }

@@ -139,7 +139,9 @@ export class SessionService {
     const touched = { ...session, lastActivity: stamp, ...slid };
     this.cache.update(key, session, touched);
     // The session may have been link-dead: written now, so every instance's lists see it connected.
-    if ((sinceStream || sinceActivity >= this.idleMs) && session.characterId !== null && session.worldId !== null) {
+    // One with an open stream was connected all along (each such request used to make every
+    // instance reload the world's whole list).
+    if (!session.streaming && (sinceStream || sinceActivity >= this.idleMs) && session.characterId !== null && session.worldId !== null) {
       try {
         await this.activity.flush();
         await this.presence.connected(session.worldId, session.characterId);
