@@ -24,8 +24,8 @@ export type BusEvent =
   | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
-  /** A session's character got or lost its last open event stream (for the lists of who is link-dead). */
-  | { type: 'connection'; worldId: string; characterId: number }
+  /** Characters of the world got their first or lost their last open event stream, or requested again after an idle gap (for the lists of who is link-dead). */
+  | { type: 'connection'; worldId: string }
   /** A session now plays another character (for the session caches). */
   | { type: 'session.changed'; sessionIds: number[] }
   /** An account's role or standing changed (for the session caches). */

@@ -84,9 +84,9 @@ describe(`presence means connected (${DB_NAME})`, function () {
     const b = await newPlayer(server, 'Bert', SPAWN);
     const stream = await listen(b);
     await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
-    const connections: number[] = [];
+    const connections: string[] = [];
     server.services.events.subscribe((event) => {
-      if (event.type === 'connection') connections.push(event.characterId);
+      if (event.type === 'connection') connections.push(event.worldId);
     });
     server.clock.advance(IDLE_MS + 1000);
     await server.services.streams.renewLeases();
@@ -98,7 +98,7 @@ describe(`presence means connected (${DB_NAME})`, function () {
     await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(0), SETTLE_MS);
     connections.length = 0;
     await okCmd(b, 'look');
-    await eventually(async () => expect(connections).to.deep.equal([b.characterId]), SETTLE_MS);
+    await eventually(async () => expect(connections).to.deep.equal(['emberwick']), SETTLE_MS);
   });
 
   it('the tab closed: link-dead at once although the last request was recent; opening a stream again connects it', async () => {

@@ -44,6 +44,13 @@ export interface SessionRecord {
   streaming: boolean;
 }
 
+/** How many event streams of a session one instance holds, and the client address they come from. */
+export interface StreamLease {
+  sessionId: number;
+  streams: number;
+  address: string;
+}
+
 /** A session that has ended, with the character it played (for presence). */
 export interface EndedSession {
   id: number;
@@ -269,22 +276,28 @@ export class SessionRepository {
   }
 
   /**
-   * This instance holds `streams` open event streams of the session until `leaseUntil` (renewed
-   * by its heartbeat); 0 drops its lease and records when the stream closed.
+   * This instance holds `streams` open event streams of each session until `leaseUntil` (renewed
+   * by its heartbeat); 0 drops its lease and records when the stream closed. However many
+   * sessions, a statement per LEASE_ROWS_PER_STATEMENT.
    */
-  async leaseStreams(sessionId: number, instanceId: string, streams: number, address: string, leaseUntil: string, now: string): Promise<void> {
-    if (streams > 0) {
+  async writeLeases(instanceId: string, leases: readonly StreamLease[], leaseUntil: string, now: string): Promise<void> {
+    const open = leases.filter((l) => l.streams > 0);
+    for (let i = 0; i < open.length; i += LEASE_ROWS_PER_STATEMENT) {
       await this.db('event_stream_leases')
-        .insert({ session_id: sessionId, instance_id: instanceId, streams, address, lease_until: leaseUntil })
+        .insert(open.slice(i, i + LEASE_ROWS_PER_STATEMENT).map((l) => ({ session_id: l.sessionId, instance_id: instanceId, streams: l.streams, address: l.address, lease_until: leaseUntil })))
         .onConflict(['session_id', 'instance_id'])
         .merge(['streams', 'address', 'lease_until']);
-      return;
     }
-    // The session's row first, as a session's delete (which cascades to its leases) locks them:
+    const closed = leases.filter((l) => l.streams === 0).map((l) => l.sessionId);
+    if (closed.length === 0) return;
+    // The sessions' rows first, as a session's delete (which cascades to its leases) locks them:
     // the other order deadlocks with a logout.
     await this.db.transaction(async (trx) => {
-      await trx('sessions').where({ id: sessionId }).update({ disconnected_at: now });
-      await trx('event_stream_leases').where({ session_id: sessionId, instance_id: instanceId }).delete();
+      for (let i = 0; i < closed.length; i += LEASE_ROWS_PER_STATEMENT) {
+        const ids = closed.slice(i, i + LEASE_ROWS_PER_STATEMENT);
+        await trx('sessions').whereIn('id', ids).update({ disconnected_at: now });
+        await trx('event_stream_leases').where({ instance_id: instanceId }).whereIn('session_id', ids).delete();
+      }
     });
   }
 
@@ -310,7 +323,7 @@ export class SessionRepository {
 
   /** Drops every lease of this instance (it shuts down): their sessions' streams closed `now`. */
   async dropLeases(instanceId: string, now: string): Promise<void> {
-    // Sessions first, then leases, as in leaseStreams.
+    // Sessions first, then leases, as in writeLeases.
     await this.db.transaction(async (trx) => {
       await trx('sessions').whereIn('id', trx('event_stream_leases').where({ instance_id: instanceId }).select('session_id')).update({ disconnected_at: now });
       await trx('event_stream_leases').where({ instance_id: instanceId }).delete();
@@ -322,6 +335,9 @@ export class SessionRepository {
     return this.db('event_stream_leases').where('lease_until', '<', before).delete();
   }
 }
+
+/** Lease rows per statement (five values each), well under every driver's parameter limit. */
+const LEASE_ROWS_PER_STATEMENT = 200;
 
 /** Token hashes per lookup query, well under every driver's parameter limit. */
 const SESSION_LOOKUP_CHUNK = 500;

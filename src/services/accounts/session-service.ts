@@ -144,7 +144,7 @@ export class SessionService {
     if (!session.streaming && (sinceStream || sinceActivity >= this.idleMs) && session.characterId !== null && session.worldId !== null) {
       try {
         await this.activity.flush();
-        await this.presence.connected(session.worldId, session.characterId);
+        await this.presence.connected(session.worldId);
       } catch {
         // The activity stays pending and is retried; the lists catch up when it is written.
       }

@@ -181,9 +181,11 @@ export class EventStreams {
   private stopped = false;
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
   private dispatching: Promise<void> = Promise.resolve();
+  /** Sessions whose streams on this instance opened or closed since the last lease write. */
+  private readonly marked = new Map<number, { worldId: string; address: string }>();
   /** Sessions this instance holds a lease for (it has open streams of them). */
   private readonly leased = new Set<number>();
-  /** Lease writes go one after another, each writing the session's stream count as it is then. */
+  /** Lease writes go one after another, each writing the marked sessions' stream counts as they are then. */
   private leaseWrites: Promise<void> = Promise.resolve();
   private leaseTimer: NodeJS.Timeout | null = null;
 
@@ -219,33 +221,57 @@ export class EventStreams {
     if (this.leased.size > 0) await this.d.sessions.renewLeases(this.d.instanceId, toDbTime(new Date(this.d.clock().getTime() + LEASE_MS)));
   }
 
-  /** Writes the session's stream count on this instance after the writes before it. */
+  /**
+   * Marks the stream's session for the next lease write. Writes go one after another, each
+   * taking every session marked before it began, so a crowd opening streams at once costs a
+   * few writes, not one each.
+   */
   private lease(stream: Stream): void {
     if (this.stopped) return;
-    const { sessionId, player, address } = stream;
+    const queued = this.marked.size > 0;
+    this.marked.set(stream.sessionId, { worldId: stream.player.worldId, address: stream.address });
+    if (queued) return;
     this.leaseWrites = this.leaseWrites
-      .then(() => this.writeLease(sessionId, player, address))
+      .then(() => this.writeLeases())
       .catch((err: Error) => {
-        this.d.logger.error('Event stream lease write failed', { session_id: sessionId, error: err.message });
+        this.d.logger.error('Event stream lease write failed', { error: err.message });
       });
   }
 
   /**
-   * The session's lease as its streams on this instance are now; when it gets its first or
-   * loses its last, its character's connectedness changed: the session caches and the lists
-   * of every instance hear it.
+   * The leases of the marked sessions as their streams on this instance are now. A session that
+   * got its first stream or lost its last changed its character's connectedness: the session
+   * caches and the lists of every instance hear it (the lists once per world).
    */
-  private async writeLease(sessionId: number, player: Player, address: string): Promise<void> {
-    const streams = this.bySession.get(sessionId).size;
-    const held = this.leased.has(sessionId);
-    if (streams === 0 && !held) return;
+  private async writeLeases(): Promise<void> {
+    const marked = [...this.marked];
+    this.marked.clear();
+    let leases = marked
+      .map(([sessionId, { worldId, address }]) => ({ sessionId, worldId, address, streams: this.bySession.get(sessionId).size }))
+      .filter((lease) => lease.streams > 0 || this.leased.has(lease.sessionId));
+    if (leases.length === 0) return;
     const now = this.d.clock();
-    await this.d.sessions.leaseStreams(sessionId, this.d.instanceId, streams, address, toDbTime(new Date(now.getTime() + LEASE_MS)), toDbTime(now));
-    if (streams > 0 === held) return;
-    if (streams > 0) this.leased.add(sessionId);
-    else this.leased.delete(sessionId);
-    await this.d.bus.publish({ type: 'session.changed', sessionIds: [sessionId] });
-    await this.d.bus.publish({ type: 'connection', worldId: player.worldId, characterId: player.characterId });
+    const write = (some: typeof leases) => this.d.sessions.writeLeases(this.d.instanceId, some, toDbTime(new Date(now.getTime() + LEASE_MS)), toDbTime(now));
+    try {
+      await write(leases);
+    } catch {
+      // A session deleted meanwhile has no lease to write; it must not cost the others theirs.
+      const written: typeof leases = [];
+      for (const lease of leases) {
+        await write([lease]).then(
+          () => written.push(lease),
+          (err: Error) => this.d.logger.error('Event stream lease write failed', { session_id: lease.sessionId, error: err.message }),
+        );
+      }
+      leases = written;
+    }
+    const changed = leases.filter((lease) => lease.streams > 0 !== this.leased.has(lease.sessionId));
+    for (const lease of changed) {
+      if (lease.streams > 0) this.leased.add(lease.sessionId);
+      else this.leased.delete(lease.sessionId);
+    }
+    for (const sessionIds of idChunks(changed.map((lease) => lease.sessionId))) await this.d.bus.publish({ type: 'session.changed', sessionIds });
+    for (const worldId of new Set(changed.map((lease) => lease.worldId))) await this.d.bus.publish({ type: 'connection', worldId });
   }
 
   /** Ends every stream (reason shutdown) and stops listening. */

@@ -70,8 +70,8 @@ export class Presence {
   }
 
   /** A link-dead session's request was written: its character is connected again on every instance's lists. */
-  async connected(worldId: string, characterId: number): Promise<void> {
-    await this.d.bus.publish({ type: 'connection', worldId, characterId });
+  async connected(worldId: string): Promise<void> {
+    await this.d.bus.publish({ type: 'connection', worldId });
   }
 
   /**
