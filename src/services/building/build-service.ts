@@ -18,7 +18,7 @@ import { insufficientPermission } from '../admin/user-admin-service.ts';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { DIRECTIONS, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
+import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
 import { composeWorld, itemDescription, itemName, worldProblems } from '../worlds/world-overlay.ts';
 import type { WorldSync } from './world-sync.ts';
 import { plainText } from '../game/plain-text.ts';
@@ -49,10 +49,6 @@ const ROOMS_PER_EVENT = 30;
 export function assertMayBuild(role: Role, permission: Permission = 'edit_world'): void {
   if (rank(role) >= rank('admin')) return;
   for (const needed of new Set<Permission>(['edit_world', permission])) if (!hasPermission(role, needed)) throw insufficientPermission(needed);
-}
-
-export function isDirection(value: string): value is Direction {
-  return (DIRECTIONS as readonly string[]).includes(value);
 }
 
 /** A room dug in the game has this description until its builder writes one. */

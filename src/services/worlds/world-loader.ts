@@ -11,10 +11,14 @@ export type Direction = (typeof DIRECTIONS)[number];
 /** The one-letter short form of each direction, as commands accept it. */
 export const SHORT_DIRECTIONS: Readonly<Record<string, Direction>> = { n: 'north', s: 'south', e: 'east', w: 'west', u: 'up', d: 'down' };
 
+export function isDirection(value: string): value is Direction {
+  return (DIRECTIONS as readonly string[]).includes(value);
+}
+
 /** A direction by its name or short form, in any letter case. */
 export function directionNamed(word: string): Direction | undefined {
   const lower = word.toLowerCase();
-  return (DIRECTIONS as readonly string[]).includes(lower) ? (lower as Direction) : SHORT_DIRECTIONS[lower];
+  return isDirection(lower) ? lower : SHORT_DIRECTIONS[lower];
 }
 
 export interface Item {
@@ -252,7 +256,7 @@ export async function loadWorld(worldDir: string): Promise<World> {
       };
       const exitsRaw = roomRaw.exits === undefined ? {} : zr.object(roomRaw.exits, `${where}.exits`);
       for (const [direction, target] of Object.entries(exitsRaw)) {
-        if (!(DIRECTIONS as readonly string[]).includes(direction)) {
+        if (!isDirection(direction)) {
           zr.fail(`${where}.exits.${direction}`, `unknown direction (expected one of ${DIRECTIONS.join(', ')})`);
         }
         if (typeof target !== 'string' || target.trim() === '') zr.fail(`${where}.exits.${direction}`, "must be a room id or 'zone:room'");
