@@ -17,14 +17,30 @@ export interface PasswordHasher {
   close(): Promise<void>;
 }
 
+interface Waiting {
+  task: BcryptTask;
+  signal: AbortSignal | null;
+  resolve: (result: string | boolean) => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * Tasks wait in this class's own queue, first come first served, and reach Piscina only when a
+ * thread is free. Piscina's queue does not keep that order for tasks with an abort signal
+ * (every request's): one that found the threads busy went behind later ones, and under a
+ * steady stream of logins some waited until their clients gave up.
+ */
 export class BcryptPool implements PasswordHasher {
   private readonly pool: Piscina<BcryptTask, string | boolean>;
   private readonly rounds: number;
+  private readonly threads: number;
+  private readonly waiting: Waiting[] = [];
+  private running = 0;
 
-  constructor(rounds: number) {
+  /** `threads` leaves one core to the event loop by default. */
+  constructor(rounds: number, threads = Math.max(1, availableParallelism() - 1)) {
     this.rounds = rounds;
-    // Leave one core to the event loop on small machines.
-    const threads = Math.max(1, availableParallelism() - 1);
+    this.threads = threads;
     this.pool = new Piscina({
       filename: new URL('./bcrypt-worker.ts', import.meta.url).href,
       minThreads: 1,
@@ -46,9 +62,31 @@ export class BcryptPool implements PasswordHasher {
     return (await this.run({ op: 'verify', password, hash })) as boolean;
   }
 
-  /** A task for a request whose client has gone is dropped from the queue (or stopped). */
   private run(task: BcryptTask): Promise<string | boolean> {
-    return this.pool.run(task, { signal: requestContext.getStore()?.signal ?? null });
+    const signal = requestContext.getStore()?.signal ?? null;
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ task, signal, resolve, reject });
+      this.next();
+    });
+  }
+
+  /** The oldest waiting tasks to the free threads; a task whose client has gone is dropped unrun (or stopped while running). */
+  private next(): void {
+    while (this.running < this.threads && this.waiting.length > 0) {
+      const { task, signal, resolve, reject } = this.waiting.shift()!;
+      if (signal?.aborted) {
+        reject(signal.reason);
+        continue;
+      }
+      this.running++;
+      this.pool
+        .run(task, { signal })
+        .then(resolve, reject)
+        .finally(() => {
+          this.running--;
+          this.next();
+        });
+    }
   }
 
   async close(): Promise<void> {
