@@ -82,12 +82,15 @@ describe(`presence means connected (${DB_NAME})`, function () {
 
   it("a streaming character's requests after idle_seconds tell no instance anything (it was connected all along); after its stream closes, they connect it", async () => {
     const b = await newPlayer(server, 'Bert', SPAWN);
-    const stream = await listen(b);
-    await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
     const connections: string[] = [];
     server.services.events.subscribe((event) => {
       if (event.type === 'connection') connections.push(event.worldId);
     });
+    const stream = await listen(b);
+    await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
+    // The stream's own opening is told once; on PostgreSQL it is heard back a moment after its lease is written.
+    await eventually(async () => expect(connections).to.include('emberwick'), SETTLE_MS);
+    connections.length = 0;
     server.clock.advance(IDLE_MS + 1000);
     await server.services.streams.renewLeases();
     await okCmd(b, 'look');
