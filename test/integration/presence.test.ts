@@ -88,7 +88,7 @@ describe(`presence means connected (${DB_NAME})`, function () {
     });
     const stream = await listen(b);
     await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
-    // The stream's own opening is told once; on PostgreSQL it is heard back a moment after its lease is written.
+    // The stream's opening is told (on PostgreSQL heard back a moment after its lease is written).
     await eventually(async () => expect(connections).to.include('emberwick'), SETTLE_MS);
     connections.length = 0;
     server.clock.advance(IDLE_MS + 1000);
@@ -99,6 +99,8 @@ describe(`presence means connected (${DB_NAME})`, function () {
 
     stream.close();
     await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(0), SETTLE_MS);
+    // Its closing is told too, as heard back after the lease is written.
+    await eventually(async () => expect(connections).to.include('emberwick'), SETTLE_MS);
     connections.length = 0;
     await okCmd(b, 'look');
     await eventually(async () => expect(connections).to.deep.equal(['emberwick']), SETTLE_MS);
