@@ -18,8 +18,12 @@ export interface SseStream {
   next(timeoutMs?: number): Promise<SseEvent>;
   /** The next event of this name, skipping others. */
   nextOf(name: string, timeoutMs?: number): Promise<SseEvent>;
-  /** Resolves true when nothing but heartbeats arrives for `ms`. */
-  quiet(ms: number): Promise<boolean>;
+  /**
+   * Resolves true when no event of these names (with none given, nothing but heartbeats) is
+   * waiting after `ms`. Name what the test is about: an arrival announced before the stream
+   * opened may still be heard after it (live events are at most once, not ordered with it).
+   */
+  quiet(ms: number, names?: readonly string[]): Promise<boolean>;
   heartbeats: number;
   /** True once the server closed the stream. */
   readonly done: boolean;
@@ -64,9 +68,9 @@ export async function openStream(url: string, headers: Record<string, string> = 
         if (event.event === name) return event;
       }
     },
-    async quiet(ms) {
+    async quiet(ms, names) {
       await new Promise((resolve) => setTimeout(resolve, ms));
-      return queue.length === 0;
+      return !queue.some((event) => names === undefined || names.includes(event.event));
     },
     close: () => controller.abort(),
   };

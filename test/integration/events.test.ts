@@ -138,7 +138,7 @@ describe(`live events (${DB_NAME})`, function () {
     await selectCharacter(server, second, a.characterId);
     await selectCharacter(server, a.sessionId, a.characterId);
     await server.post('/logout', { session_id: second });
-    expect(await watcher.quiet(300), 'Anna never went offline').to.equal(true);
+    expect(await watcher.quiet(300, ['leave', 'presence']), 'Anna never went offline').to.equal(true);
     const row = await server.db('sessions').where({ character_id: a.characterId }).first('id');
     expect((await server.post('/admin/session/kick', { session_id: admin, target_session_id: String(row!.id) })).body.success).to.equal(true);
     await expectLeft(a);

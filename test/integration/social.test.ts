@@ -67,7 +67,7 @@ describe(`social verbs (${DB_NAME})`, function () {
       ]);
       // The text form reads as the action, without "name:".
       expect(chat.chat).to.equal(`[Recent messages]:\n${a.name} waves.\n${a.name} bows deeply!\n${a.name}&#x27;s eyes gleam.\n${a.name} grins &lt;b&gt;.\n`);
-      expect(await away.quiet(300)).to.equal(true);
+      expect(await away.quiet(300, ['chat'])).to.equal(true);
       expect((await chatOf(far)).messages).to.deep.equal([]);
     });
 
@@ -89,7 +89,7 @@ describe(`social verbs (${DB_NAME})`, function () {
       expect(await okCmd(a, `tell ${b.name} meet me at the <bridge>`)).to.equal(`You tell ${b.name}: meet me at the &lt;bridge&gt;`);
       const event = (await bStream.nextOf('chat')).data;
       expect(event).to.include({ sender: a.name, channel: 'tell', recipient: b.name, text: `[TELL: ${a.name} \u2192 ${b.name}] meet me at the &lt;bridge&gt;` });
-      expect(await cStream.quiet(300)).to.equal(true);
+      expect(await cStream.quiet(300, ['chat'])).to.equal(true);
       expect((await chatOf(c)).messages).to.deep.equal([]);
       // It stays in the recipient's and the sender's chat wherever they go.
       await okCmd(b, 'south');
