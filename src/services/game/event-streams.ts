@@ -542,7 +542,9 @@ export class EventStreams {
       }
       case 'move': {
         if (event.characterId === me.characterId) {
-          await this.sendRoom(stream, event.to);
+          // Only a change of room is told: the arrival of the login that opened this stream
+          // may be heard after it opened, and the client already stands there.
+          if (event.to !== me.roomId) await this.sendRoom(stream, event.to);
           return;
         }
         const who = { character: event.name, direction: event.direction, cause: event.cause };
