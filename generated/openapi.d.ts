@@ -5725,6 +5725,8 @@ export interface operations {
     deleteWorldRoom: {
         parameters: {
             query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
                  * @example 4
@@ -5975,6 +5977,8 @@ export interface operations {
     removeWorldExit: {
         parameters: {
             query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
                  * @example 3
@@ -6138,6 +6142,8 @@ export interface operations {
     deleteWorldItem: {
         parameters: {
             query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
                  * @example 2

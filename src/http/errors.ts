@@ -70,12 +70,16 @@ function isBodyParserError(err: unknown): err is BodyParserError {
   return typeof err === 'object' && err !== null && typeof (err as BodyParserError).type === 'string' && 'status' in err;
 }
 
+/** The validator's message for a query parameter the operation does not declare. */
+const UNKNOWN_QUERY_PARAMETER = /^Unknown query parameter/;
+
 /**
  * A malformed or empty `session_id` is an authentication failure, not a malformed request:
- * it answers 401 like an unknown one (decisions.md §2).
+ * it answers 401 like an unknown one (decisions.md §2). One sent where the operation takes none
+ * is a malformed request, and its 400 names it (a 401 would tell a valid session it expired).
  */
 function badSessionId(issues: ValidatorIssue[]): boolean {
-  return issues.some((i) => /^\/(body|query|params)\/session_id$/.test(i.path));
+  return issues.some((i) => /^\/(body|query|params)\/session_id$/.test(i.path) && !UNKNOWN_QUERY_PARAMETER.test(i.message));
 }
 
 /** Where an issue is, as a player would name it: `/body/inputs/entity/species` is `inputs.entity.species`. */
@@ -138,7 +142,7 @@ function plainRule(issue: ValidatorIssue): string {
     case 'unevaluatedProperties':
       return 'is not a known field';
     default:
-      if (/^Unknown query parameter/.test(issue.message)) return 'is not a known query parameter';
+      if (UNKNOWN_QUERY_PARAMETER.test(issue.message)) return 'is not a known query parameter';
       return issue.message.replace(/^request\/\S*\s*/, '');
   }
 }

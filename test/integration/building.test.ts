@@ -335,4 +335,50 @@ describe(`building worlds (${DB_NAME})`, function () {
       }
     });
   });
+
+  describe('the session as session_id and as bearer', () => {
+    /** `path` with the session as its `session_id` query parameter too. */
+    const withSession = (path: string, session: string): string => `${path}${path.includes('?') ? '&' : '?'}session_id=${session}`;
+
+    it('every DELETE route takes the same session sent both ways, or as session_id alone, like the routes that read', async () => {
+      const made = await call(builder, 'POST', `${W}/rooms`, { id: 'twice_nook', name: 'Twice Nook', description: 'Named twice.' });
+      expect(made.status, made.text).to.equal(201);
+      const exit = await call(builder, 'POST', `${W}/rooms/twice_nook/exits`, { direction: 'north', to: 'tinkers_wharf', version: 1 });
+      expect(exit.status, exit.text).to.equal(200);
+      const pebble = await call(builder, 'POST', `${W}/rooms/twice_nook/items`, { name: 'Twice Pebble', description: 'Round.' });
+      const marble = await call(builder, 'POST', `${W}/rooms/twice_nook/items`, { name: 'Twice Marble', description: 'Glass.' });
+
+      // For comparison, a route that reads.
+      const read = await call(builder, 'GET', withSession(`${W}/rooms/twice_nook`, builder));
+      expect(read.status, read.text).to.equal(200);
+
+      const both = (path: string) => call(builder, 'DELETE', withSession(path, builder));
+      const exitGone = await both(`${W}/rooms/twice_nook/exits/north?version=2`);
+      expect(exitGone.status, exitGone.text).to.equal(200);
+      expect(exitGone.body.exits).to.deep.equal({});
+      const pebbleGone = await both(`${W}/items/${pebble.body.id}?version=1`);
+      expect(pebbleGone.status, pebbleGone.text).to.equal(200);
+      expect(pebbleGone.body).to.deep.equal({ success: true, message: `Item ${pebble.body.id} (Twice Pebble) deleted.` });
+      const alone = await server.request('DELETE', withSession(`${W}/items/${marble.body.id}?version=1`, builder));
+      expect(alone.status, alone.text).to.equal(200);
+      const roomGone = await both(`${W}/rooms/twice_nook?version=3`);
+      expect(roomGone.status, roomGone.text).to.equal(200);
+      expect(roomGone.body).to.deep.equal({ success: true, message: "Room 'twice_nook' deleted." });
+    });
+
+    it('answers 400 naming both when they differ, on DELETE as on the routes that read', async () => {
+      const detail = 'session_id and the Authorization bearer token name different sessions; send one of them.';
+      for (const [method, path] of [['GET', `${W}/rooms/tinkers_wharf`], ['DELETE', `${W}/rooms/tinkers_wharf?version=1`], ['DELETE', `${W}/rooms/tinkers_wharf/exits/east?version=1`], ['DELETE', `${W}/items/1?version=1`]] as const) {
+        const res = await call(builder, method, withSession(path, admin));
+        expect(res.status, `${method} ${path}: ${res.text}`).to.equal(400);
+        expect(res.body.detail).to.equal(detail);
+      }
+    });
+
+    it('names a session_id query parameter that a route does not take (400), rather than calling a valid session expired', async () => {
+      const res = await call(builder, 'PATCH', withSession(`${W}/rooms/tinkers_wharf`, builder), { version: 1, name: 'X' });
+      expect(res.status, res.text).to.equal(400);
+      expect(res.body.detail).to.equal('Invalid request: session_id: is not a known query parameter');
+    });
+  });
 });
