@@ -1,7 +1,7 @@
 /**
  * Assembles the Express application from already-built services. Order matters:
- * request context → CORS → docs and play client (outside the contract) → JSON body → NUL
- * refusal → contract validation → routers → 404 → error mapper.
+ * request context → untrusted-proxy warning → CORS → docs and play client (outside the
+ * contract) → JSON body → NUL refusal → contract validation → routers → 404 → error mapper.
  */
 import express, { type Express } from 'express';
 import cors from 'cors';
@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.ts';
 import type { Contract } from './openapi.ts';
 import { contractValidator } from './openapi.ts';
 import { requestContextMiddleware } from './middleware/request-context.ts';
+import { untrustedProxyWarning } from './middleware/proxy-warning.ts';
 import { normalizeCaseInsensitiveFields } from './middleware/normalize.ts';
 import { rejectNul } from './middleware/reject-nul.ts';
 import { errorHandler, notFound } from './errors.ts';
@@ -54,6 +55,7 @@ export function createApp({ config, logger, contract, version, services, request
   );
   if (metrics) app.use(metrics.middleware);
   app.use(requestContextMiddleware(logger));
+  app.use(untrustedProxyWarning(logger));
   const corsHeaders = cors({
     origin: config.security.corsOrigins,
     credentials: true,

@@ -36,7 +36,7 @@ function nginxConf(dir: string, port: number, instances: number[]): string {
   replace('server 127.0.0.1:8001', `server 127.0.0.1:${instances[0]}`);
   replace('server 127.0.0.1:8002', `server 127.0.0.1:${instances[1]}`);
   // The test also learns which instance answered.
-  replace('listen 8000;', `listen 127.0.0.1:${port};\n    add_header X-Upstream-Addr $upstream_addr always;`);
+  replace('listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};\n    add_header X-Upstream-Addr $upstream_addr always;`);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => {
     const folder = path.join(dir, name);
     mkdirSync(folder);
@@ -161,6 +161,8 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
     for (let i = 0; i < 3; i++) expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.9')).status).to.equal(401);
     expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.9')).status).to.equal(429);
     expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.10')).status).to.equal(401);
+    // trust_proxy = loopback trusts this nginx: no instance warns that it does not.
+    for (const server of instances) expect(server.lines.filter((l) => l.level === 'warn' && /trust_proxy/.test(String(l.message)))).to.deep.equal([]);
   });
 
   it('players on different instances hear each other live, with heartbeats, through the balancer; when one instance is killed its player resumes on the other with no chat lost', async () => {
