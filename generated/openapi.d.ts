@@ -1865,13 +1865,14 @@ export interface components {
             direction: string | null;
             cause: components["schemas"]["MoveCause"];
         };
-        /** @description `item`: another character took an item from the room or dropped one in it. */
+        /** @description `item`: another character took an item from the room or dropped one in it (`take`, `drop`), or a builder's change made one appear in the room or vanish from it (`appear`: created, moved here or renamed; `vanish`: deleted, moved away or renamed; `character` is null). */
         ItemEvent: {
-            character: string;
+            /** @description Who took or dropped it; null for `appear` and `vanish`. */
+            character: string | null;
             /** @description The item's name. */
             item: string;
             /** @enum {string} */
-            action: "take" | "drop";
+            action: "take" | "drop" | "appear" | "vanish";
             room_id: string;
         };
         /** @description `presence`: a character of the world came online (a session was bound to it) or went offline (logout). */

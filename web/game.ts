@@ -155,12 +155,14 @@ export function gameScreen(nav: Nav, session: Session): Screen {
         h('li', {}, h('span', { text: item }), h('button', { class: 'small', text: 'Take', attrs: { type: 'button', 'aria-label': `Take ${item}` }, onClick: () => void send(`get ${item}`) })),
       ),
     );
+    if (room.moreItems > 0) items.append(h('li', { class: 'muted', text: `and ${room.moreItems.toLocaleString('en-US')} more` }));
     if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
     people.replaceChildren(
       ...room.players.map((name) =>
         h('li', {}, h('span', {}, name, ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : [])), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
       ),
     );
+    if (room.morePlayers > 0) people.append(h('li', { class: 'muted', text: `and ${room.morePlayers.toLocaleString('en-US')} more` }));
     if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
   };
 
@@ -343,12 +345,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       write('movement', movementLine('leave', event.character, event.direction, event.cause));
     },
     item: (event) => {
-      if (room && event.action === 'take') {
+      if (room && (event.action === 'take' || event.action === 'vanish')) {
         const index = room.items.indexOf(event.item);
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push(event.item);
       renderRoom();
-      write('movement', itemLine(event.character, event.action, event.item));
+      write('movement', itemLine(event));
     },
     presence: (event) => {
       online = event.online ? [...new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);

@@ -20,6 +20,9 @@ export interface Room {
   players: string[];
   /** Those of `players` whose player is away (link-dead). */
   linkdead: string[];
+  /** Entries the room's text counts instead of naming (`(and 1,150 more)`). */
+  moreItems: number;
+  morePlayers: number;
   exits: Exit[];
 }
 
@@ -29,6 +32,7 @@ const LINKDEAD = / \(link-dead\)$/;
 const ROOM_HEADER = /^=== (.+) ===$/;
 const SECTION = /^\[(.+)\]:$/;
 const LIST_ITEM = /^ {2}- (.*)$/;
+const LIST_MORE = /^ {2}\(and ([\d,]+) more\)$/;
 
 /**
  * Splits a command answer that shows a room (`look`, a move, `recall`, the `room` event) into
@@ -38,7 +42,7 @@ export function parseRoom(text: string): { before: string; room: Room } | null {
   const lines = text.split('\n');
   const header = lines.findIndex((line) => ROOM_HEADER.test(line));
   if (header < 0) return null;
-  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], linkdead: [], exits: [] };
+  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], linkdead: [], moreItems: 0, morePlayers: 0, exits: [] };
   const description: string[] = [];
   let section: string | null = null;
   for (const line of lines.slice(header + 1)) {
@@ -48,7 +52,10 @@ export function parseRoom(text: string): { before: string; room: Room } | null {
       continue;
     }
     const entry = LIST_ITEM.exec(line);
+    const more = Number(LIST_MORE.exec(line)?.[1]?.replaceAll(',', '') ?? 0);
     if (section === null) description.push(line);
+    else if (more > 0 && section === 'Items here') room.moreItems = more;
+    else if (more > 0 && section === 'Players here') room.morePlayers = more;
     else if (entry && section === 'Items here') room.items.push(entry[1]!);
     else if (entry && section === 'Players here') {
       const name = entry[1]!.replace(LINKDEAD, '');

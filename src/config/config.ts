@@ -76,6 +76,8 @@ export const SETTINGS: readonly Setting[] = [
   s('rate_limit', 'command_window_seconds', { type: 'int', min: 1, max: 3600 }, '10', 'Length of the window command_per_session counts in.'),
   s('rate_limit', 'ooc_per_character', { type: 'int', min: 1, max: 100000 }, '5', 'Out-of-character messages (ooc) per character per ooc window, on top of the command throttle.'),
   s('rate_limit', 'ooc_window_seconds', { type: 'int', min: 1, max: 3600 }, '60', 'Length of the window ooc_per_character counts in.'),
+  s('rate_limit', 'build_per_account', { type: 'int', min: 1, max: 100000 }, '120', 'World-building changes (building API and @ commands) per account per build window.'),
+  s('rate_limit', 'build_window_seconds', { type: 'int', min: 1, max: 3600 }, '60', 'Length of the window build_per_account counts in.'),
   s('limits', 'redis_url', { type: 'url', protocols: ['redis:', 'rediss:'] }, '', 'redis://… server that holds the rate-limit counts (empty: the database on PostgreSQL, memory on SQLite).'),
   s('limits', 'redis_prefix', { type: 'string' }, 'mud:', 'Prefix of this server\'s keys in that Redis, for deployments sharing one.'),
   s('policy', 'exports_root', { type: 'string' }, 'data/policy-exports', 'Folder that publish writes policy artifacts into.', 'MUD_POLICY_EXPORTS_ROOT'),
@@ -107,6 +109,8 @@ export const SETTINGS: readonly Setting[] = [
   s('chat', 'retention_days', { type: 'int', min: 1, max: 3650 }, '7', 'Chat messages older than this are deleted.'),
   s('chat', 'max_messages_per_room', { type: 'int', min: 20, max: 1000000 }, '500', 'Newest chat messages kept per room; older ones are deleted.'),
   s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
+  s('building', 'max_rooms_per_world', { type: 'int', min: 1, max: 1000000 }, '10000', 'Rooms a world may have; building past it answers 409.'),
+  s('building', 'max_items_per_room', { type: 'int', min: 1, max: 100000 }, '200', 'Items that may lie in one room; creating, moving or dropping one more there is refused.'),
   s('presence', 'idle_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'A character without an open event stream stays connected this long after its last request; then it is link-dead.'),
   s('presence', 'linkdead_seconds', { type: 'int', min: 1, max: 604800 }, '300', 'A link-dead character leaves the room and world lists after this long (its session stays valid; it comes back with the next request).'),
   s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
@@ -167,6 +171,8 @@ export interface Config {
     commandWindowSeconds: number;
     oocPerCharacter: number;
     oocWindowSeconds: number;
+    buildPerAccount: number;
+    buildWindowSeconds: number;
   };
   limits: { redisUrl: string; redisPrefix: string };
   policy: { exportsRoot: string; maxArtifactBytes: number; maxArtifactsPerScope: number; maxClientProfilesPerWorld: number };
@@ -182,6 +188,7 @@ export interface Config {
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
+  building: { maxRoomsPerWorld: number; maxItemsPerRoom: number };
   presence: { idleSeconds: number; linkdeadSeconds: number };
   events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
   telnet: {

@@ -21,7 +21,11 @@ export type BusEvent =
   /** `worldWide`: messages of WORLD_CHANNELS (ooc, tell), for every stream of the world rather than those in `roomIds`. */
   | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true }
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
-  | { type: 'item'; worldId: string; roomId: string; characterId: number; name: string; item: string; action: 'take' | 'drop' }
+  /**
+   * An item taken or dropped by a character, or one that appears in or vanishes from a room by a
+   * builder's change (`characterId` and `name` null).
+   */
+  | { type: 'item'; worldId: string; roomId: string; characterId: number | null; name: string | null; item: string; action: 'take' | 'drop' | 'appear' | 'vanish' }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
   /** Characters of the world got their first or lost their last open event stream, or requested again after an idle gap (for the lists of who is link-dead). */
@@ -31,10 +35,11 @@ export type BusEvent =
   /** An account's role or standing changed (for the session caches). */
   | { type: 'account.changed'; userId: number }
   /**
-   * Builders changed these rooms of a world (or the items in them, or items these characters
-   * hold): every instance reads the world's stored rooms again (src/services/building/world-sync.ts).
+   * Builders changed these rooms of a world (`roomIds`: every instance reads the rows written
+   * since its revision, src/services/building/world-sync.ts), or the items lying in `itemRoomIds`
+   * or held by `characterIds` (the caches drop them).
    */
-  | { type: 'world.changed'; worldId: string; roomIds: string[]; characterIds: number[] }
+  | { type: 'world.changed'; worldId: string; roomIds: string[]; itemRoomIds: string[]; characterIds: number[] }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
 

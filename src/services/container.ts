@@ -218,7 +218,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const gameRepository = new GameRepository(db);
   const ledgerRepository = new LedgerRepository(db);
   const ledger = new LedgerService(ledgerRepository, clock);
-  const game = new GameService(gameRepository, worlds, clock, events, config.presence.idleSeconds * 1000, {
+  const game = new GameService(gameRepository, worlds, clock, events, config.presence.idleSeconds * 1000, config.building.maxItemsPerRoom, {
     db,
     policies,
     axisState,
@@ -247,7 +247,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const buildRepository = new BuildRepository(db);
   const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
-  const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock });
+  const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock, limit: limits.buildByAccount, bounds: config.building });
   game.addCommands(...buildCommands(build));
   return {
     build,
@@ -296,7 +296,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
       generator: entityClient ? { generate: (seed) => entityClient.generate(seed) } : builtinEntities,
       clock,
     }),
-    referenceImport: new ReferenceImportService({ db, worlds, repo: new ReferenceImportRepository(), axisState, ledger: ledgerRepository, events, chat: config.chat, clock }),
+    referenceImport: new ReferenceImportService({ db, worlds, repo: new ReferenceImportRepository(), axisState, ledger: ledgerRepository, policies: policyRepository, events, chat: config.chat, clock }),
     entityStateCounters: () => (entityClient ? { ...entityClient.counters } : null),
     maintenanceTasks: [
       { name: 'expired-sessions', intervalMs: config.session.sweepIntervalSeconds * 1000, run: () => sessions.sweepExpired() },

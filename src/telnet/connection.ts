@@ -669,7 +669,7 @@ const EVENTS: { readonly [K in StreamEventName]: (c: TelnetConnection, data: obj
   },
   item: (c, data) => {
     const e = data as Schemas['ItemEvent'];
-    c.eventLine(itemLine(e.character, e.action, e.item));
+    c.eventLine(itemLine(e));
   },
   presence: (c, data) => {
     const e = data as Schemas['PresenceEvent'];

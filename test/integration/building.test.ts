@@ -328,8 +328,10 @@ describe(`building worlds (${DB_NAME})`, function () {
         const event = await stream.nextOf('room', 5000);
         expect(event.data.room_id).to.equal('casting_floor');
         expect(event.data.look).to.contain('The floor glows faintly.');
+        // An item change sends what changed: the item, not the room again.
         await call(builder, 'POST', `${W}/rooms/casting_floor/items`, { name: 'Glowing Slag', description: 'Warm.' });
-        expect((await stream.nextOf('room', 5000)).data.look).to.contain('  - Glowing Slag\n');
+        expect((await stream.nextOf('item', 5000)).data).to.deep.equal({ character: null, item: 'Glowing Slag', action: 'appear', room_id: 'casting_floor' });
+        expect(await okCmd(watcher, 'look')).to.contain('  - Glowing Slag\n');
       } finally {
         stream.close();
       }

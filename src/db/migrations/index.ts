@@ -17,6 +17,7 @@ import * as characterNameSkeleton from './20261125002101_character_name_skeleton
 import * as worldBuilding from './20261125002201_world_building.ts';
 import * as presence from './20261125002301_presence.ts';
 import * as limitWindows from './20261125002401_limit_windows.ts';
+import * as worldRevisions from './20261127003001_world_revisions.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -37,6 +38,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125002201_world_building', worldBuilding],
   ['20261125002301_presence', presence],
   ['20261125002401_limit_windows', limitWindows],
+  ['20261127003001_world_revisions', worldRevisions],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {

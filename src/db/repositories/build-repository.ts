@@ -18,6 +18,8 @@ export interface StoredRoom {
   exits: Record<string, string>;
   deleted: boolean;
   version: number;
+  /** The world's revision when the row was written: every row of one change shares it. */
+  revision: number;
 }
 
 export type Runner = Db | Knex.Transaction;
@@ -62,6 +64,7 @@ function storedRoom(r: Record<string, unknown>): StoredRoom {
     exits: JSON.parse(String(r.exits)) as Record<string, string>,
     deleted: Boolean(r.deleted),
     version: Number(r.version),
+    revision: Number(r.revision),
   };
 }
 
@@ -78,6 +81,16 @@ function itemRow(r: Record<string, unknown>): ItemRow {
   };
 }
 
+/**
+ * Rows per multi-row statement: SQLite compiles a multi-row insert into one compound SELECT,
+ * which it refuses past 500 terms, and PostgreSQL binds at most 65,535 parameters.
+ */
+const ROWS_PER_STATEMENT = 100;
+
+function* chunks<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
+}
+
 const parsed = (text: unknown): unknown => (text === null || text === undefined ? null : JSON.parse(String(text)));
 
 export class BuildRepository {
@@ -86,14 +99,15 @@ export class BuildRepository {
     this.db = db;
   }
 
-  async storedRooms(worldId: string, runner: Runner = this.db): Promise<StoredRoom[]> {
-    return (await runner('world_rooms').where({ world_id: worldId }).orderBy('room_id').select('*')).map(storedRoom);
+  /** The world's stored rows written after `revision` (all of them from -1), in revision order. */
+  async storedRoomsSince(worldId: string, revision: number, runner: Runner = this.db): Promise<StoredRoom[]> {
+    return (await runner('world_rooms').where({ world_id: worldId }).andWhere('revision', '>', revision).orderBy(['revision', 'room_id']).select('*')).map(storedRoom);
   }
 
   /** Every world's stored rooms (at start). */
   async allStoredRooms(): Promise<Map<string, StoredRoom[]>> {
     const byWorld = new Map<string, StoredRoom[]>();
-    for (const r of await this.db('world_rooms').orderBy(['world_id', 'room_id']).select('*')) {
+    for (const r of await this.db('world_rooms').orderBy(['world_id', 'revision', 'room_id']).select('*')) {
       const list = byWorld.get(String(r.world_id)) ?? [];
       list.push(storedRoom(r));
       byWorld.set(String(r.world_id), list);
@@ -101,27 +115,33 @@ export class BuildRepository {
     return byWorld;
   }
 
-  async putRoom(trx: Knex.Transaction, worldId: string, room: StoredRoom, now: Date): Promise<void> {
-    await trx('world_rooms')
-      .insert({
-        world_id: worldId,
-        room_id: room.roomId,
-        zone_id: room.zoneId,
-        name: room.name,
-        description: room.description,
-        exits: JSON.stringify(room.exits),
-        deleted: room.deleted,
-        version: room.version,
-        updated_at: toDbTime(now),
-      })
-      .onConflict(['world_id', 'room_id'])
-      .merge();
+  /** Writes the rooms of one change, whole (each carries the change's revision). */
+  async putRooms(trx: Knex.Transaction, worldId: string, rooms: readonly StoredRoom[], now: Date): Promise<void> {
+    for (const some of chunks(rooms)) {
+      await trx('world_rooms')
+        .insert(
+          some.map((room) => ({
+            world_id: worldId,
+            room_id: room.roomId,
+            zone_id: room.zoneId,
+            name: room.name,
+            description: room.description,
+            exits: JSON.stringify(room.exits),
+            deleted: room.deleted,
+            version: room.version,
+            revision: room.revision,
+            updated_at: toDbTime(now),
+          })),
+        )
+        .onConflict(['world_id', 'room_id'])
+        .merge();
+    }
   }
 
   async recordChanges(trx: Knex.Transaction, changes: readonly NewChange[]): Promise<void> {
-    if (changes.length === 0) return;
-    await trx('world_changes').insert(
-      changes.map((c) => ({
+    for (const some of chunks(changes)) {
+      await trx('world_changes').insert(
+        some.map((c) => ({
         world_id: c.worldId,
         actor: c.actor,
         via: c.via,
@@ -129,10 +149,11 @@ export class BuildRepository {
         target_type: c.targetType,
         target_id: c.targetId,
         before: c.before === null ? null : JSON.stringify(c.before),
-        after: c.after === null ? null : JSON.stringify(c.after),
-        created_at: toDbTime(c.createdAt),
-      })),
-    );
+          after: c.after === null ? null : JSON.stringify(c.after),
+          created_at: toDbTime(c.createdAt),
+        })),
+      );
+    }
   }
 
   /** The world's changes, newest first; with `beforeId`, only older ones. */
@@ -171,6 +192,12 @@ export class BuildRepository {
 
   async itemsIn(worldId: string, roomId: string, runner: Runner = this.db): Promise<ItemRow[]> {
     return (await runner('item_instances').where({ world_id: worldId, room_id: roomId }).orderBy('id').select(ITEM_COLUMNS)).map(itemRow);
+  }
+
+  /** How many items lie in a room. */
+  async countItemsIn(worldId: string, roomId: string, runner: Runner = this.db): Promise<number> {
+    const row = await runner('item_instances').where({ world_id: worldId, room_id: roomId }).count({ n: '*' }).first();
+    return Number(row?.n ?? 0);
   }
 
   /** Every item row of the world, in id order (for export). */

@@ -54,7 +54,12 @@ export function gameRouter(sessions: SessionService, game: GameService, streams:
       buffered: () => res.writableLength,
       // The client may have hung up while the request was being authenticated.
       onClose: (listener) => (res.destroyed || res.closed ? listener() : res.once('close', listener)),
-      close: (abort) => (abort ? res.destroy() : res.end()),
+      close: (drainMs) => {
+        res.end();
+        const drop = setTimeout(() => res.destroy(), drainMs);
+        drop.unref();
+        res.once('close', () => clearTimeout(drop));
+      },
     };
     const session = sessionOf(res);
     await streams.open(session.id, { accountId: session.userId, address: byAddress(req) }, playerOf(res), resumePoint(req.get('last-event-id')), sink);

@@ -7,9 +7,20 @@
  */
 import { DomainError, InvalidInput } from '../errors.ts';
 import { fail, ok, type Command, type CommandResult, type Player } from '../game/command-table.ts';
-import type { BuildService, Builder } from './build-service.ts';
+import type { BuildItem, BuildService, Builder } from './build-service.ts';
 
 const NOT_IN_ROOM = 'You are not in a valid room.';
+
+/** The item a builder names: by its whole name, else by the start of it, in any letter case. */
+function pick(items: readonly BuildItem[], wanted: string): BuildItem | undefined {
+  const lower = wanted.toLowerCase();
+  return items.find((i) => i.name.toLowerCase() === lower) ?? items.find((i) => i.name.toLowerCase().startsWith(lower));
+}
+
+/** Words in the longest of the items' names: no longer run of words can name one. */
+function longestName(items: readonly BuildItem[]): number {
+  return Math.max(0, ...items.map((i) => i.name.split(/\s+/).length));
+}
 
 export function buildCommands(build: BuildService): Command[] {
   /** Runs a builder's command for a player standing in a room; a refusal becomes its message. */
@@ -34,11 +45,15 @@ export function buildCommands(build: BuildService): Command[] {
     return m ? [m[1]!, m[2]!] : null;
   };
 
-  /** An item lying here named by the longest leading run of words, and the text after it. */
+  /**
+   * An item lying here named by the longest leading run of words, and the text after it. The
+   * room's items are read once and matched in memory, however long the text.
+   */
   const itemAndText = async (player: Player & { roomId: string }, args: string) => {
+    const items = await build.itemsLyingIn(player.worldId, player.roomId);
     const words = args.split(/\s+/);
-    for (let count = words.length - 1; count >= 1; count--) {
-      const item = await build.itemInRoom(player.worldId, player.roomId, words.slice(0, count).join(' '));
+    for (let count = Math.min(words.length - 1, longestName(items)); count >= 1; count--) {
+      const item = pick(items, words.slice(0, count).join(' '));
       if (item) return { item, text: words.slice(count).join(' ') };
     }
     return null;
@@ -122,7 +137,7 @@ export function buildCommands(build: BuildService): Command[] {
       permission: 'edit_world',
       help: { section, lines: ['@destroy <item> - Destroy an item lying here'] },
       run: inRoom('@destroy <item>', async (builder, player, args) => {
-        const item = await build.itemInRoom(player.worldId, player.roomId, args.trim());
+        const item = pick(await build.itemsLyingIn(player.worldId, player.roomId), args.trim());
         if (!item) throw new InvalidInput(`There is no '${args.trim()}' here.`);
         await build.deleteItem(builder, player.worldId, item.id, 'current');
         return `You destroy ${item.name}.`;

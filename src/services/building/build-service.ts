@@ -1,17 +1,20 @@
 /**
  * World building: every rule about changing a world while it is played, for the HTTP routes
- * and the in-game `@` commands alike (docs/decisions.md, "Building worlds"). A change runs in
- * one transaction under a per-world lock: it reads the builders' rooms, composes the world as
- * it now is, checks the version the builder last read, writes, records the change with its
- * before and after, and holds the result to what the loader demands of a package
- * (worldProblems) before it commits. The commit announces `world.changed`; this instance reads
- * the world again before it answers, the others as they hear the event.
+ * and the in-game `@` commands alike (docs/decisions.md, "Building worlds"). A change is
+ * counted by the account's building limit, then runs in one transaction under a per-world lock:
+ * it brings this instance's world up to the stored revision, drafts its rooms over it, checks
+ * the version the builder last read and the world's bounds, holds what it touched to what the
+ * loader demands of a package (WorldDraft.problems), writes, and records the change with its
+ * before and after. The commit announces `world.changed` (and an `item` event for each item
+ * that appears in or vanishes from a room); this instance applies the change before it
+ * answers, the others as they hear the event. A change costs what it touches, not the world.
  */
 import type { Knex } from 'knex';
+import type { Config } from '../../config/config.ts';
 import { lockKey, type Db } from '../../db/database.ts';
 import type { Clock } from '../../db/clock.ts';
-import type { EventBus } from '../../db/event-bus.ts';
-import type { BuildRepository, ChangeRow, ItemRow, NewChange, StoredRoom } from '../../db/repositories/build-repository.ts';
+import type { BusEvent, EventBus } from '../../db/event-bus.ts';
+import type { BuildRepository, ChangeRow, ItemRow, NewChange } from '../../db/repositories/build-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { hasPermission, rank, type Permission, type Role } from '../../shared/roles.ts';
 import { insufficientPermission } from '../admin/user-admin-service.ts';
@@ -19,7 +22,8 @@ import { Conflict, Forbidden, InvalidInput, NotFound } from '../errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
-import { composeWorld, itemDescription, itemName, worldProblems } from '../worlds/world-overlay.ts';
+import { itemDescription, itemName, WorldDraft, type RoomWrite } from '../worlds/world-overlay.ts';
+import type { Limit } from '../limits/limits.ts';
 import type { WorldSync } from './world-sync.ts';
 import { plainText } from '../game/plain-text.ts';
 
@@ -68,15 +72,20 @@ function bounded(what: string, text: string, max: number): string {
   return trimmed;
 }
 
+type ItemSeen = Extract<BusEvent, { type: 'item' }>;
+
 /** What a change of one world has done so far, written and announced at its end. */
 interface Work {
   trx: Knex.Transaction;
-  pkg: World;
-  stored: Map<string, StoredRoom>;
-  world: World;
+  draft: WorldDraft;
   changes: Array<Omit<NewChange, 'actor' | 'via' | 'createdAt'>>;
+  /** Rooms whose own name, description, zone or exits changed: those standing there see the room again. */
   rooms: Set<string>;
+  /** Rooms and holders whose items changed (the caches of every instance drop them). */
+  itemRooms: Set<string>;
   characters: Set<number>;
+  /** Items that appear in or vanish from a room, as its players see them. */
+  seen: ItemSeen[];
 }
 
 export class BuildService {
@@ -87,8 +96,10 @@ export class BuildService {
   private readonly sync: WorldSync;
   private readonly bus: EventBus;
   private readonly clock: Clock;
+  private readonly limit: Limit;
+  private readonly bounds: Config['building'];
 
-  constructor(d: { db: Db; repo: BuildRepository; worlds: WorldCatalog; access: WorldAccessService; sync: WorldSync; bus: EventBus; clock: Clock }) {
+  constructor(d: { db: Db; repo: BuildRepository; worlds: WorldCatalog; access: WorldAccessService; sync: WorldSync; bus: EventBus; clock: Clock; limit: Limit; bounds: Config['building'] }) {
     this.db = d.db;
     this.repo = d.repo;
     this.worlds = d.worlds;
@@ -96,6 +107,8 @@ export class BuildService {
     this.sync = d.sync;
     this.bus = d.bus;
     this.clock = d.clock;
+    this.limit = d.limit;
+    this.bounds = d.bounds;
   }
 
   /** A character's account (the game's commands know the character; access and the history go by the account). */
@@ -116,7 +129,7 @@ export class BuildService {
 
   async getRoom(builder: Builder, worldId: string, roomId: string): Promise<BuildRoom> {
     const world = await this.allowed(builder, worldId, 'edit_world');
-    return this.roomWithItems(this.worlds.packageOf(worldId)!, world, this.room(world, roomId), this.db);
+    return this.roomWithItems(this.worlds.packageOf(worldId)!, world, this.found(world, world.rooms.get(roomId), roomId), this.db);
   }
 
   async getItem(builder: Builder, worldId: string, id: number): Promise<BuildItem> {
@@ -136,13 +149,15 @@ export class BuildService {
     const name = bounded('Room name', input.name, WORLD_LIMITS.name);
     const description = bounded('Room description', input.description, WORLD_LIMITS.description);
     return this.change(builder, worldId, async (w) => {
-      const zone = input.zone ?? w.world.defaultSpawn.zone;
-      if (!w.world.zones.has(zone)) throw new NotFound(`Zone '${zone}' not found in world '${worldId}' (zones: ${[...w.world.zones.keys()].join(', ')})`);
+      const { world } = w.draft;
+      const zone = input.zone ?? world.defaultSpawn.zone;
+      if (!world.zones.has(zone)) throw new NotFound(`Zone '${zone}' not found in world '${worldId}' (zones: ${[...world.zones.keys()].join(', ')})`);
       const id = input.id ?? this.freshRoomId(w, name);
       if (!WORLD_ID.test(id)) throw new InvalidInput(`Room id '${id}' must be lower-case letters, digits, _ and - (at most ${WORLD_LIMITS.id})`);
-      if (w.world.rooms.has(id)) throw new Conflict(`Room '${id}' already exists in world '${worldId}'`);
-      const room = await this.putRoom(w, { roomId: id, zoneId: zone, name, description, exits: {}, deleted: false }, 'room.create', null);
-      return this.roomWithItems(w.pkg, w.world, room, w.trx);
+      if (w.draft.room(id)) throw new Conflict(`Room '${id}' already exists in world '${worldId}'`);
+      this.roomToSpare(w);
+      const room = this.putRoom(w, { roomId: id, zoneId: zone, name, description, exits: {}, deleted: false }, 'room.create', null);
+      return this.roomWithItems(w.draft.pkg, world, room, w.trx);
     });
   }
 
@@ -151,15 +166,16 @@ export class BuildService {
     const name = input.name === undefined ? undefined : bounded('Room name', input.name, WORLD_LIMITS.name);
     const description = input.description === undefined ? undefined : bounded('Room description', input.description, WORLD_LIMITS.description);
     return this.change(builder, worldId, async (w) => {
+      const { world } = w.draft;
       const room = this.current(w, roomId, expected);
       const zone = input.zone ?? room.zoneId;
       if (zone !== room.zoneId) {
-        if (!w.world.zones.has(zone)) throw new NotFound(`Zone '${zone}' not found in world '${worldId}'`);
-        const spawnOf = this.spawnOf(w.world, roomId);
+        if (!world.zones.has(zone)) throw new NotFound(`Zone '${zone}' not found in world '${worldId}'`);
+        const spawnOf = this.spawnOf(world, roomId);
         if (spawnOf) throw new Conflict(`Room '${roomId}' is ${spawnOf}: it stays in zone '${room.zoneId}'`);
       }
-      const next = await this.putRoom(w, { ...stored(room), name: name ?? room.name, description: description ?? room.description, zoneId: zone }, 'room.update', room);
-      return this.roomWithItems(w.pkg, w.world, next, w.trx);
+      const next = this.putRoom(w, { ...stored(room), name: name ?? room.name, description: description ?? room.description, zoneId: zone }, 'room.update', room);
+      return this.roomWithItems(w.draft.pkg, world, next, w.trx);
     });
   }
 
@@ -167,20 +183,18 @@ export class BuildService {
     await this.allowed(builder, worldId, 'create_rooms');
     return this.change(builder, worldId, async (w) => {
       const room = this.current(w, roomId, expected);
-      const spawnOf = this.spawnOf(w.world, roomId);
+      const spawnOf = this.spawnOf(w.draft.world, roomId);
       if (spawnOf) throw new Conflict(`Room '${roomId}' is ${spawnOf} and cannot be deleted`);
       const present = await this.repo.charactersIn(w.trx, worldId, roomId);
       if (present.length > 0) throw new Conflict(`Room '${roomId}' cannot be deleted while characters are in it: ${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}`);
       // Exits leading here go with the room, each such room's change recorded.
-      for (const other of [...w.world.rooms.values()]) {
-        const into = Object.entries(other.exits).filter(([, target]) => target === roomId && other.id !== roomId);
-        if (into.length === 0) continue;
-        const exits = { ...other.exits };
-        for (const [direction] of into) delete exits[direction as Direction];
-        await this.putRoom(w, { ...stored(other), exits }, 'exit.remove', other);
+      for (const other of w.draft.roomsInto(roomId)) {
+        if (other.id === roomId) continue;
+        const exits = Object.fromEntries(Object.entries(other.exits).filter(([, target]) => target !== roomId));
+        this.putRoom(w, { ...stored(other), exits }, 'exit.remove', other);
       }
       await this.repo.deleteItemsIn(w.trx, worldId, roomId);
-      await this.putRoom(w, { ...stored(room), exits: {}, deleted: true }, 'room.delete', room);
+      this.putRoom(w, { ...stored(room), exits: {}, deleted: true }, 'room.delete', room);
       return { success: true, message: `Room '${roomId}' deleted.` };
     });
   }
@@ -188,19 +202,20 @@ export class BuildService {
   async revertRoom(builder: Builder, worldId: string, roomId: string, expected: Expected): Promise<BuildRoom> {
     await this.allowed(builder, worldId, 'edit_world');
     return this.change(builder, worldId, async (w) => {
-      const original = w.pkg.rooms.get(roomId);
-      const storedRow = w.stored.get(roomId);
+      const original = w.draft.pkg.rooms.get(roomId);
+      const now = w.draft.room(roomId);
       if (!original) {
-        if (!w.world.rooms.has(roomId)) throw new NotFound(`Room '${roomId}' not found in world '${worldId}'`);
+        if (!now) throw new NotFound(`Room '${roomId}' not found in world '${worldId}'`);
         throw new Conflict(`Room '${roomId}' is not in the package of world '${worldId}': there is nothing to revert to (delete it instead)`);
       }
       // A deleted package room comes back: its tombstone holds the version.
-      const room = w.world.rooms.get(roomId) ?? { ...original, version: storedRow?.version ?? original.version };
+      const room = now ?? { ...original, version: w.draft.lastVersion(roomId) };
       this.checkVersion('Room', roomId, room.version, expected);
-      const gone = Object.entries(original.exits).filter(([, target]) => !w.world.rooms.has(target));
+      if (!now) this.roomToSpare(w);
+      const gone = Object.entries(original.exits).filter(([, target]) => !w.draft.room(target));
       if (gone.length > 0) throw new Conflict(`Room '${roomId}' cannot be reverted: its package exits lead to rooms that are gone (${gone.map(([d, t]) => `${d} → ${t}`).join(', ')})`);
-      const next = await this.putRoom(w, stored(original), 'room.revert', w.world.rooms.has(roomId) ? room : null);
-      return this.roomWithItems(w.pkg, w.world, next, w.trx);
+      const next = this.putRoom(w, stored(original), 'room.revert', now ?? null);
+      return this.roomWithItems(w.draft.pkg, w.draft.world, next, w.trx);
     });
   }
 
@@ -210,13 +225,14 @@ export class BuildService {
     const direction = this.direction(rawDirection);
     const name = bounded('Room name', rawName, WORLD_LIMITS.name);
     return this.change(builder, worldId, async (w) => {
-      const from = this.room(w.world, fromId);
+      const from = this.draftRoom(w, fromId);
       if (from.exits[direction] !== undefined) throw new Conflict(`Room '${fromId}' already has an exit ${direction} (to '${from.exits[direction]}')`);
+      this.roomToSpare(w);
       const id = this.freshRoomId(w, name);
       const exits = { [OPPOSITE[direction]]: fromId };
-      const room = await this.putRoom(w, { roomId: id, zoneId: from.zoneId, name, description: UNDESCRIBED, exits, deleted: false }, 'room.create', null);
-      await this.putRoom(w, { ...stored(from), exits: { ...from.exits, [direction]: id } }, 'exit.add', from);
-      return this.roomView(w.pkg, room);
+      const room = this.putRoom(w, { roomId: id, zoneId: from.zoneId, name, description: UNDESCRIBED, exits, deleted: false }, 'room.create', null);
+      this.putRoom(w, { ...stored(from), exits: { ...from.exits, [direction]: id } }, 'exit.add', from);
+      return this.roomView(w.draft.pkg, room);
     });
   }
 
@@ -227,19 +243,20 @@ export class BuildService {
     const direction = this.direction(input.direction);
     return this.change(builder, worldId, async (w) => {
       const room = this.current(w, roomId, expected);
-      const target = w.world.rooms.get(input.to);
+      const target = w.draft.room(input.to);
       if (!target) throw new Conflict(`An exit must lead to a room of world '${worldId}': there is no room '${input.to}'`);
       const taken = room.exits[direction];
       if (taken !== undefined) throw new Conflict(`Room '${roomId}' already has an exit ${direction} (to '${taken}'); remove it first`);
       const back = OPPOSITE[direction];
       const theirs = target.exits[back];
       if (input.twoWay && theirs !== undefined && theirs !== room.id) throw new Conflict(`Room '${target.id}' already has an exit ${back} (to '${theirs}'); remove it first`);
-      await this.putRoom(w, { ...stored(room), exits: { ...room.exits, [direction]: target.id } }, 'exit.add', room);
+      const next = this.putRoom(w, { ...stored(room), exits: { ...room.exits, [direction]: target.id } }, 'exit.add', room);
       if (input.twoWay && theirs === undefined) {
-        const there = w.world.rooms.get(target.id)!;
-        await this.putRoom(w, { ...stored(there), exits: { ...there.exits, [back]: room.id } }, 'exit.add', there);
+        // The target may be this room itself, just written.
+        const there = w.draft.room(target.id)!;
+        this.putRoom(w, { ...stored(there), exits: { ...there.exits, [back]: room.id } }, 'exit.add', there);
       }
-      return this.roomWithItems(w.pkg, w.world, w.world.rooms.get(roomId)!, w.trx);
+      return this.roomWithItems(w.draft.pkg, w.draft.world, w.draft.room(roomId) ?? next, w.trx);
     });
   }
 
@@ -252,15 +269,15 @@ export class BuildService {
       if (target === undefined) throw new NotFound(`Room '${roomId}' has no exit ${direction}`);
       const exits = { ...room.exits };
       delete exits[direction];
-      await this.putRoom(w, { ...stored(room), exits }, 'exit.remove', room);
+      const next = this.putRoom(w, { ...stored(room), exits }, 'exit.remove', room);
       const back = OPPOSITE[direction];
-      const there = w.world.rooms.get(target);
+      const there = w.draft.room(target);
       if (twoWay && there && there.exits[back] === roomId) {
         const theirs = { ...there.exits };
         delete theirs[back];
-        await this.putRoom(w, { ...stored(there), exits: theirs }, 'exit.remove', there);
+        this.putRoom(w, { ...stored(there), exits: theirs }, 'exit.remove', there);
       }
-      return this.roomWithItems(w.pkg, w.world, w.world.rooms.get(roomId)!, w.trx);
+      return this.roomWithItems(w.draft.pkg, w.draft.world, w.draft.room(roomId) ?? next, w.trx);
     });
   }
 
@@ -271,11 +288,13 @@ export class BuildService {
     const name = bounded('Item name', input.name, WORLD_LIMITS.name);
     const description = bounded('Item description', input.description, WORLD_LIMITS.description);
     return this.change(builder, worldId, async (w) => {
-      this.room(w.world, roomId);
+      this.draftRoom(w, roomId);
+      await this.itemToSpare(w, roomId);
       const item = await this.repo.insertItem(w.trx, worldId, roomId, name, description);
-      const view = this.itemView(w.world, item);
+      const view = this.itemView(w.draft.world, item);
       this.record(w, 'item.create', 'item', String(item.id), null, view);
-      w.rooms.add(roomId);
+      this.touchItem(w, item);
+      this.itemSeen(w, roomId, view.name, 'appear');
       return view;
     });
   }
@@ -289,15 +308,22 @@ export class BuildService {
       const version = this.checkVersion('Item', String(id), item.version, expected);
       const moving = input.roomId !== undefined && input.roomId !== item.roomId;
       if (moving) {
-        this.room(w.world, input.roomId!);
+        this.draftRoom(w, input.roomId!);
         if (item.characterId !== null) throw new Conflict(`Item ${id} is held by a character and cannot be moved`);
+        await this.itemToSpare(w, input.roomId!);
       }
       const next: ItemRow = { ...item, name: name ?? item.name, description: description ?? item.description, roomId: moving ? input.roomId! : item.roomId, version: item.version + 1 };
       if (!(await this.repo.updateItem(w.trx, next, version))) throw new Conflict(`Item ${id} changed meanwhile (it was taken or edited); read it again`);
-      const view = this.itemView(w.world, next);
-      this.record(w, 'item.update', 'item', String(id), this.itemView(w.world, item), view);
+      const before = this.itemView(w.draft.world, item);
+      const view = this.itemView(w.draft.world, next);
+      this.record(w, 'item.update', 'item', String(id), before, view);
       this.touchItem(w, item);
       this.touchItem(w, next);
+      // What players there see: an item leaving, arriving, or lying there under its new name.
+      if (moving || before.name !== view.name) {
+        if (item.roomId !== null) this.itemSeen(w, item.roomId, before.name, 'vanish');
+        if (next.roomId !== null) this.itemSeen(w, next.roomId, view.name, 'appear');
+      }
       return view;
     });
   }
@@ -309,19 +335,19 @@ export class BuildService {
       const version = this.checkVersion('Item', String(id), item.version, expected);
       if (item.characterId !== null) throw new Conflict(`Item ${id} is held by a character and cannot be deleted`);
       if (!(await this.repo.deleteItem(w.trx, id, version))) throw new Conflict(`Item ${id} changed meanwhile (it was taken or edited); read it again`);
-      const view = this.itemView(w.world, item);
+      const view = this.itemView(w.draft.world, item);
       this.record(w, 'item.delete', 'item', String(id), view, null);
       this.touchItem(w, item);
+      if (item.roomId !== null) this.itemSeen(w, item.roomId, view.name, 'vanish');
       return { success: true, message: `Item ${id} (${view.name}) deleted.` };
     });
   }
 
-  /** Items lying in a room, by the name the game shows (the game's `@idesc` and `@destroy` name items so). */
-  async itemInRoom(worldId: string, roomId: string, wanted: string): Promise<BuildItem | undefined> {
+  /** The items lying in a room, as builders see them (the game's `@idesc` and `@destroy` pick among them by name). */
+  async itemsLyingIn(worldId: string, roomId: string): Promise<BuildItem[]> {
     const world = this.worlds.get(worldId);
-    if (!world) return undefined;
-    const items = (await this.repo.itemsIn(worldId, roomId)).map((i) => this.itemView(world, i));
-    return items.find((i) => i.name.toLowerCase() === wanted.toLowerCase()) ?? items.find((i) => i.name.toLowerCase().startsWith(wanted.toLowerCase()));
+    if (!world) return [];
+    return (await this.repo.itemsIn(worldId, roomId)).map((i) => this.itemView(world, i));
   }
 
   /** Every item row of the world, for an export. */
@@ -351,66 +377,73 @@ export class BuildService {
     return world;
   }
 
-  /** Runs one change of a world in a transaction under the world's lock, then announces and applies it. */
+  /**
+   * Runs one change of a world, counted by the builder's account, in a transaction under the
+   * world's lock; then announces it and applies it here before answering.
+   */
   private async change<T>(builder: Builder, worldId: string, work: (w: Work) => Promise<T>): Promise<T> {
-    const pkg = this.worlds.packageOf(worldId)!;
+    const refused = await this.limit.hit(String(builder.userId));
+    if (refused) throw refused;
     const result = await this.db.transaction(async (trx) => {
       await lockKey(trx, `world-build:${worldId}`);
-      const rows = await this.repo.storedRooms(worldId, trx);
-      const w: Work = {
-        trx,
-        pkg,
-        stored: new Map(rows.map((r) => [r.roomId, r])),
-        world: composeWorld(pkg, rows),
-        changes: [],
-        rooms: new Set(),
-        characters: new Set(),
-      };
+      // Under the lock, the world read through the transaction is the world as stored.
+      const draft = new WorldDraft(await this.sync.catchUp(worldId, trx));
+      const w: Work = { trx, draft, changes: [], rooms: new Set(), itemRooms: new Set(), characters: new Set(), seen: [] };
       const value = await work(w);
-      const problems = worldProblems(w.world);
+      const problems = draft.problems();
       // The rules above keep every world loadable; this is the last line, never the first.
       if (problems.length > 0) throw new Conflict(`The change would leave world '${worldId}' unloadable: ${problems.join('; ')}`);
       const now = this.clock();
+      await this.repo.putRooms(trx, worldId, draft.rows(), now);
       await this.repo.recordChanges(trx, w.changes.map((c) => ({ ...c, actor: builder.username, via: builder.via, createdAt: now })));
       const rooms = [...w.rooms];
       for (let i = 0; i === 0 || i < rooms.length; i += ROOMS_PER_EVENT) {
-        await this.bus.publish({ type: 'world.changed', worldId, roomIds: rooms.slice(i, i + ROOMS_PER_EVENT), characterIds: i === 0 ? [...w.characters] : [] }, trx);
+        const first = i === 0;
+        await this.bus.publish({ type: 'world.changed', worldId, roomIds: rooms.slice(i, i + ROOMS_PER_EVENT), itemRoomIds: first ? [...w.itemRooms] : [], characterIds: first ? [...w.characters] : [] }, trx);
       }
+      for (const seen of w.seen) await this.bus.publish(seen, trx);
       return value;
     });
-    await this.sync.refresh(worldId);
+    await this.sync.catchUp(worldId);
     return result;
   }
 
-  /**
-   * Writes a room whole into the world being changed, one version above the last (a deleted
-   * room's id, used again, goes on counting, so no write read before can apply), and records
-   * the change.
-   */
-  private async putRoom(w: Work, next: Omit<StoredRoom, 'version'>, action: string, before: Room | null): Promise<Room> {
-    const version = (w.stored.get(next.roomId)?.version ?? (w.pkg.rooms.has(next.roomId) ? 1 : 0)) + 1;
-    const row: StoredRoom = { ...next, version };
-    await this.repo.putRoom(w.trx, w.pkg.id, row, this.clock());
-    w.stored.set(row.roomId, row);
-    w.world = composeWorld(w.pkg, [...w.stored.values()]);
-    const after = row.deleted ? null : w.world.rooms.get(row.roomId)!;
-    this.record(w, action, 'room', row.roomId, before && roomRecord(before), after && roomRecord(after));
+  /** Writes a room whole into the world being changed, and records the change. */
+  private putRoom(w: Work, next: RoomWrite, action: string, before: Room | null): Room {
+    const { row, room } = w.draft.put(next);
+    this.record(w, action, 'room', row.roomId, before && roomRecord(before), room && roomRecord(room));
     w.rooms.add(row.roomId);
-    return after ?? { ...before!, version };
+    return room ?? { ...before!, version: row.version };
   }
 
   private record(w: Work, action: string, targetType: 'room' | 'item', targetId: string, before: unknown, after: unknown): void {
-    w.changes.push({ worldId: w.pkg.id, action, targetType, targetId, before, after });
+    w.changes.push({ worldId: w.draft.world.id, action, targetType, targetId, before, after });
   }
 
   private touchItem(w: Work, item: ItemRow): void {
-    if (item.roomId !== null) w.rooms.add(item.roomId);
+    if (item.roomId !== null) w.itemRooms.add(item.roomId);
     if (item.characterId !== null) w.characters.add(item.characterId);
+  }
+
+  private itemSeen(w: Work, roomId: string, item: string, action: 'appear' | 'vanish'): void {
+    w.seen.push({ type: 'item', worldId: w.draft.world.id, roomId, characterId: null, name: null, item, action });
+  }
+
+  /** Refuses a room past the world's bound. */
+  private roomToSpare(w: Work): void {
+    const max = this.bounds.maxRoomsPerWorld;
+    if (w.draft.roomCount() >= max) throw new Conflict(`World '${w.draft.world.id}' has ${max} rooms, the most it may have ([building] max_rooms_per_world)`);
+  }
+
+  /** Refuses one more item lying in a room past the room's bound. */
+  private async itemToSpare(w: Work, roomId: string): Promise<void> {
+    const max = this.bounds.maxItemsPerRoom;
+    if ((await this.repo.countItemsIn(w.draft.world.id, roomId, w.trx)) >= max) throw new Conflict(`Room '${roomId}' holds ${max} items, the most one room may hold ([building] max_items_per_room)`);
   }
 
   /** The room at the version the builder read. */
   private current(w: Work, roomId: string, expected: Expected): Room {
-    const room = this.room(w.world, roomId);
+    const room = this.draftRoom(w, roomId);
     this.checkVersion('Room', roomId, room.version, expected);
     return room;
   }
@@ -422,10 +455,13 @@ export class BuildService {
     return version;
   }
 
-  private room(world: World, roomId: string): Room {
-    const room = world.rooms.get(roomId);
+  private found(world: World, room: Room | undefined, roomId: string): Room {
     if (!room) throw new NotFound(`Room '${roomId}' not found in world '${world.id}'`);
     return room;
+  }
+
+  private draftRoom(w: Work, roomId: string): Room {
+    return this.found(w.draft.world, w.draft.room(roomId), roomId);
   }
 
   private async item(worldId: string, id: number, runner: Db | Knex.Transaction): Promise<ItemRow> {
@@ -455,9 +491,8 @@ export class BuildService {
         .replace(/[^a-z0-9]+/g, '_')
         .replace(/^_+|_+$/g, '')
         .slice(0, 48) || 'room';
-    const taken = (id: string): boolean => w.world.rooms.has(id) || w.stored.has(id) || w.pkg.rooms.has(id);
     let id = base;
-    for (let n = 2; taken(id); n++) id = `${base}_${n}`;
+    for (let n = 2; w.draft.taken(id); n++) id = `${base}_${n}`;
     return id;
   }
 
@@ -488,7 +523,7 @@ function roomRecord(room: Room): { id: string; zone: string; name: string; descr
   return { id: room.id, zone: room.zoneId, name: room.name, description: room.description, exits: { ...room.exits }, version: room.version };
 }
 
-function stored(room: Room): Omit<StoredRoom, 'version'> {
+function stored(room: Room): RoomWrite {
   return { roomId: room.id, zoneId: room.zoneId, name: room.name, description: room.description, exits: { ...room.exits }, deleted: false };
 }
 

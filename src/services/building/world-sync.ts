@@ -1,14 +1,16 @@
 /**
  * Keeps this instance's worlds as the database has them: the builders' rooms of every world
- * are read at start, and a world's again whenever any instance announces a change to it
- * (`world.changed`, src/db/event-bus.ts) or the bus listens again after missing events. Reads
- * of one world run one after another, so a later read always lands last. Once a heard change
- * is applied, listeners (the event streams) learn which rooms changed.
+ * are read at start; afterwards an instance reads only the rows written since the revision it
+ * has, whenever any instance announces a change (`world.changed`, src/db/event-bus.ts), when
+ * the bus listens again after missing events, and at the start of each change it makes. Reads
+ * may land in any order: a world applies only what is newer than what it has (LiveWorld.apply).
+ * Once a heard change is applied, listeners (the event streams) learn which rooms changed.
  */
-import type { BuildRepository } from '../../db/repositories/build-repository.ts';
+import type { BuildRepository, Runner } from '../../db/repositories/build-repository.ts';
 import type { EventBus } from '../../db/event-bus.ts';
 import type { Logger } from '../../logging/logger.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
+import type { LiveWorld } from '../worlds/world-overlay.ts';
 
 export type RoomsChanged = (worldId: string, roomIds: readonly string[]) => Promise<void>;
 
@@ -16,7 +18,6 @@ export class WorldSync {
   private readonly worlds: WorldCatalog;
   private readonly repo: BuildRepository;
   private readonly logger: Logger;
-  private readonly reads = new Map<string, Promise<void>>();
   private readonly listeners: RoomsChanged[] = [];
 
   constructor(worlds: WorldCatalog, repo: BuildRepository, bus: EventBus, logger: Logger) {
@@ -25,35 +26,35 @@ export class WorldSync {
     this.logger = logger;
     bus.subscribe((event) => {
       if (event.type === 'world.changed') void this.heard(event.worldId, event.roomIds);
-      else if (event.type === 'reconnected') for (const world of this.worlds.list()) void this.refresh(world.id).catch((err: Error) => this.failed(world.id, err));
+      else if (event.type === 'reconnected') for (const world of this.worlds.list()) void this.catchUp(world.id).catch((err: Error) => this.failed(world.id, err));
     });
   }
 
   /** Every world's builders' rooms, at start. */
   async loadAll(): Promise<void> {
     const stored = await this.repo.allStoredRooms();
-    for (const [worldId, rooms] of stored) this.worlds.setOverlay(worldId, rooms);
+    for (const [worldId, rooms] of stored) this.worlds.setStoredRooms(worldId, rooms);
   }
 
   onRoomsChanged(listener: RoomsChanged): void {
     this.listeners.push(listener);
   }
 
-  /** Reads the world's builders' rooms again (after this instance's own change, before it answers). */
-  refresh(worldId: string): Promise<void> {
-    const read = (this.reads.get(worldId) ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(async () => this.worlds.setOverlay(worldId, await this.repo.storedRooms(worldId)));
-    this.reads.set(worldId, read);
-    void read.finally(() => {
-      if (this.reads.get(worldId) === read) this.reads.delete(worldId);
-    }).catch(() => undefined);
-    return read;
+  /**
+   * Applies the rows written since this instance's revision of the world: through `runner`, the
+   * transaction of a change that holds the world's lock (then the world is exactly as stored).
+   */
+  async catchUp(worldId: string, runner?: Runner): Promise<LiveWorld> {
+    const live = this.worlds.live(worldId);
+    if (!live) throw new Error(`World '${worldId}' is not loaded`);
+    live.apply(await this.repo.storedRoomsSince(worldId, live.revision, runner));
+    return live;
   }
 
   private async heard(worldId: string, roomIds: readonly string[]): Promise<void> {
     try {
-      await this.refresh(worldId);
+      if (!this.worlds.live(worldId)) return;
+      await this.catchUp(worldId);
       for (const listener of this.listeners) await listener(worldId, roomIds);
     } catch (err) {
       this.failed(worldId, err as Error);

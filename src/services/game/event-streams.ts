@@ -30,8 +30,8 @@ export interface StreamSink {
   buffered(): number;
   /** Calls `listener` once when the client's connection is gone: at once if it already is. */
   onClose(listener: () => void): void;
-  /** Ends the response; `abort` drops the connection without flushing what is buffered. */
-  close(abort: boolean): void;
+  /** Ends the response; a client that has not taken what is buffered within `drainMs` is dropped. */
+  close(drainMs: number): void;
 }
 
 export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' | 'room' | 'end';
@@ -68,6 +68,12 @@ const MAX_MESSAGE_ID = 2_147_483_647;
  */
 const LEASE_MS = 30_000;
 const LEASE_RENEW_MS = 10_000;
+/**
+ * How long an ended stream's client has to take what it was sent, its `end` event last, before
+ * the connection is dropped: a lagging client too gets its `end`, and holds the stream's memory
+ * no longer than this.
+ */
+const END_DRAIN_MS = 5_000;
 /** When a full per-account or per-address limit is worth trying again. */
 const STREAM_LIMIT_RETRY_SECONDS = 10;
 
@@ -364,7 +370,7 @@ export class EventStreams {
     for (const event of pending) await this.deliver(stream, event);
   }
 
-  /** Ends a stream: an `end` event, then the connection closes (dropped at once when it cannot drain). */
+  /** Ends a stream: an `end` event, then the connection closes (dropped when the client does not take it within END_DRAIN_MS). */
   private end(stream: Stream, reason: StreamEndReason): void {
     if (stream.ended) return;
     this.forget(stream);
@@ -376,14 +382,9 @@ export class EventStreams {
       return;
     }
     const sink = stream.sink!;
-    // A client that does not read would never receive an `end` either.
-    if (reason === 'lagging') {
-      sink.close(true);
-      return;
-    }
     sink.write(`id: ${this.nextId(stream)}\n${frameBody('end', data)}`);
     this.counters.eventsSent++;
-    sink.close(sink.buffered() > this.d.config.backlogBytes);
+    sink.close(END_DRAIN_MS);
   }
 
   /** The client went away: its sink closed, or the listener's connection (the telnet door) is gone. */
@@ -510,7 +511,7 @@ export class EventStreams {
 
   /** Builders changed these rooms (applied on this instance): each stream standing in one gets its `room` again. */
   async roomsChanged(worldId: string, roomIds: readonly string[]): Promise<void> {
-    const event: BusEvent = { type: 'world.changed', worldId, roomIds: [...roomIds], characterIds: [] };
+    const event: BusEvent = { type: 'world.changed', worldId, roomIds: [...roomIds], itemRoomIds: [], characterIds: [] };
     for (const stream of new Set(roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(worldId, roomId))]))) {
       if (stream.pending) stream.pending.push(event);
       else await this.deliver(stream, event);

@@ -6,6 +6,7 @@
 import type { components } from '../../../generated/openapi.d.ts';
 
 type ChatMessage = components['schemas']['ChatMessage'];
+type ItemEvent = components['schemas']['ItemEvent'];
 type EndReason = components['schemas']['EndEvent']['reason'];
 
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#x27;': "'", '&#39;': "'" };
@@ -75,8 +76,17 @@ export function movementLine(kind: 'arrive' | 'leave', character: string, direct
 }
 
 /** The log line of an `item` event. */
-export function itemLine(character: string, action: 'take' | 'drop', item: string): string {
-  return `${character} ${action === 'take' ? 'picks up' : 'drops'} the ${item}.`;
+export function itemLine(event: Pick<ItemEvent, 'character' | 'action' | 'item'>): string {
+  switch (event.action) {
+    case 'take':
+      return `${event.character} picks up the ${event.item}.`;
+    case 'drop':
+      return `${event.character} drops the ${event.item}.`;
+    case 'appear':
+      return `The ${event.item} appears.`;
+    case 'vanish':
+      return `The ${event.item} vanishes.`;
+  }
 }
 
 /** Why the server ended the session's stream, as the player reads it. */

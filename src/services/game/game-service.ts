@@ -31,6 +31,19 @@ export type { CommandResult, Player };
 
 /** A character as lists show it: its name, marked while its player is away (docs/decisions.md, "Presence means connected"). */
 const listed = (c: ActiveCharacter): string => (c.linkdead ? `${c.name} (${LINKDEAD})` : c.name);
+/**
+ * Entries of a room's item or player list that `look` names; the rest are counted. A room's
+ * text, and so its `room` event, stays bounded however much lies or stands there.
+ */
+export const LOOK_LIST_MAX = 50;
+
+/** `  - entry` lines, at most LOOK_LIST_MAX of them, then `  (and 1,150 more)`. */
+function listLines<T>(entries: readonly T[], name: (entry: T) => string): string {
+  const shown = entries.slice(0, LOOK_LIST_MAX).map((entry) => `  - ${name(entry)}\n`).join('');
+  const more = entries.length - LOOK_LIST_MAX;
+  return more > 0 ? `${shown}  (and ${more.toLocaleString('en-US')} more)\n` : shown;
+}
+
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;
 /** Rows of chat this instance wrote that it keeps for its streams: far more than are ever in flight. */
@@ -62,6 +75,7 @@ export class GameService implements GameCore {
   private readonly bus: EventBus;
   private readonly history: ChatHistory;
   private readonly state: GameStateCache;
+  private readonly maxItemsPerRoom: number;
 
   /** Chat this instance wrote lately, by id, so its own event streams need not read it back (see chatRows). */
   private readonly written = new Map<number, ChatRow>();
@@ -71,9 +85,14 @@ export class GameService implements GameCore {
   private readonly commands: CommandTable;
   private readonly social: SocialCommands;
 
-  /** `idleMs`: how long a request keeps its character connected ([presence] idle_seconds); `oocLimit`: the ooc channel's own limit. */
-  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, idleMs: number, chat: ChatDependencies | null = null, oocLimit: Limit | null = null) {
+  /**
+   * `idleMs`: how long a request keeps its character connected ([presence] idle_seconds);
+   * `maxItemsPerRoom`: the most items a drop leaves lying in one room ([building]); `oocLimit`:
+   * the ooc channel's own limit.
+   */
+  constructor(repo: GameRepository, worlds: WorldCatalog, clock: Clock, bus: EventBus, idleMs: number, maxItemsPerRoom: number, chat: ChatDependencies | null = null, oocLimit: Limit | null = null) {
     this.repo = repo;
+    this.maxItemsPerRoom = maxItemsPerRoom;
     this.history = new ChatHistory(bus, repo, CHAT_HISTORY);
     this.state = new GameStateCache(bus, repo, idleMs);
     this.worlds = worlds;
@@ -155,9 +174,9 @@ export class GameService implements GameCore {
     const now = this.clock();
     const [items, present] = await Promise.all([this.state.roomItemsOf(world.id, roomId, now), this.state.activeInRoom(world.id, roomId, now)]);
     let text = `\n=== ${room.name} ===\n${room.description}\n`;
-    if (items.length > 0) text += `\n[Items here]:\n${items.map((i) => `  - ${itemName(world, i)}\n`).join('')}`;
+    if (items.length > 0) text += `\n[Items here]:\n${listLines(items, (i) => itemName(world, i))}`;
     const others = present.filter((p) => p.id !== player.characterId);
-    if (others.length > 0) text += `\n[Players here]:\n${others.map((p) => `  - ${listed(p)}\n`).join('')}`;
+    if (others.length > 0) text += `\n[Players here]:\n${listLines(others, listed)}`;
     const exits = Object.entries(room.exits);
     if (exits.length > 0) text += `\n[Exits]:\n${exits.map(([dir, target]) => `  - ${dir}: ${world.rooms.get(target)?.name ?? 'Unknown'}\n`).join('')}`;
     return text;
@@ -214,6 +233,8 @@ export class GameService implements GameCore {
   private async drop(player: Player, wanted: string): Promise<CommandResult> {
     const world = this.world(player);
     if (!player.roomId || !world.rooms.has(player.roomId)) return fail(NOT_IN_ROOM);
+    // What lies in one room is bounded, as builders' items are: `get` and the room's lists read it all.
+    if ((await this.state.roomItemsOf(world.id, player.roomId, this.clock())).length >= this.maxItemsPerRoom) return fail('There is no room to drop anything more here.');
     for (const item of await this.repo.inventory(player.characterId)) {
       const name = this.itemNamed(world, item, wanted);
       if (name && (await this.repo.drop(item.id, player.characterId, player.roomId))) {

@@ -7,7 +7,7 @@
  * (a character coming online or going offline) and connection (a character getting or losing its
  * streams, or requesting again after an idle gap) drop the world's list, which the next read loads
  * again. Items taken or dropped drop the room and the character; a builders' change
- * (`world.changed`) drops the rooms and holders it names. An active list also lapses when
+ * (`world.changed`) drops the rooms and holders whose items it names. An active list also lapses when
  * the first of its sessions could expire, or a character connected by its requests alone turns
  * link-dead (docs/decisions.md, "Presence means connected"). Nothing is served from memory while
  * the bus may miss events; everything is forgotten when it listens again. Writes (take, drop) read
@@ -202,11 +202,11 @@ export class GameStateCache {
         this.dropActive(event.worldId);
         return;
       case 'item':
-        this.dropItems([`${event.worldId}\n${event.roomId}`], [event.characterId]);
+        this.dropItems([`${event.worldId}\n${event.roomId}`], event.characterId === null ? [] : [event.characterId]);
         return;
       case 'world.changed':
         // Builders created, changed, moved or deleted items there.
-        this.dropItems(event.roomIds.map((roomId) => `${event.worldId}\n${roomId}`), event.characterIds);
+        this.dropItems(event.itemRoomIds.map((roomId) => `${event.worldId}\n${roomId}`), event.characterIds);
         return;
       case 'reconnected':
         for (const { load } of this.activeLoads.values()) load.stale = true;

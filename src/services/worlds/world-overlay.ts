@@ -1,11 +1,16 @@
 /**
  * A world as it now is: its read-only package with the builders' rooms over it
  * (docs/decisions.md, "Building worlds"). A stored room wins over the package's room of the same
- * id; a deleted one hides it. `checkWorld` holds every world to what the loader demands of a
+ * id; a deleted one hides it.
+ *
+ * A LiveWorld is composed once, at start, and then patched with the rows each change wrote
+ * (every row carries the world's revision at its change), so a change costs what it touched,
+ * whatever the size of the world. A WorldDraft is one change in the making over a LiveWorld: it
+ * holds the rooms the change writes, and checks only those against what the loader demands of a
  * package, so that a builder's change is refused before it could make the world unloadable.
  */
 import type { StoredRoom } from '../../db/repositories/build-repository.ts';
-import { WORLD_LIMITS, type Direction, type Room, type World, type Zone } from './world-loader.ts';
+import { WORLD_LIMITS, type Room, type World, type Zone } from './world-loader.ts';
 
 /** An item row's own name (a builder's), else its package item's, else its id. */
 export function itemName(world: World, item: { itemId: string; name?: string | null }): string {
@@ -16,74 +21,264 @@ export function itemDescription(world: World, item: { itemId: string; descriptio
   return item.description ?? world.items.get(item.itemId)?.description ?? '';
 }
 
-/**
- * The package with the stored rooms applied. Rooms in a zone the package no longer has are
- * left out, and so are exits to rooms that no longer exist (a package changed under its
- * builders' rooms); what the builders store is always whole, so nothing else can be missing.
- */
-export function composeWorld(pkg: World, stored: readonly StoredRoom[]): World {
-  if (stored.length === 0) return pkg;
-  const rooms = new Map<string, Room>(pkg.rooms);
-  for (const row of stored) {
-    if (row.deleted || !pkg.zones.has(row.zoneId)) {
-      rooms.delete(row.roomId);
-      continue;
-    }
-    rooms.set(row.roomId, {
-      id: row.roomId,
-      zoneId: row.zoneId,
-      name: row.name,
-      description: row.description,
-      exits: { ...row.exits } as Room['exits'],
-      items: pkg.rooms.get(row.roomId)?.items ?? [],
-      version: row.version,
-    });
-  }
-  for (const [id, room] of rooms) {
-    const dangling = Object.entries(room.exits).filter(([, target]) => !rooms.has(target));
-    if (dangling.length > 0) {
-      const exits = { ...room.exits };
-      for (const [direction] of dangling) delete exits[direction as Direction];
-      rooms.set(id, { ...room, exits });
-    }
-  }
-  const zones = new Map<string, Zone>();
-  for (const zone of pkg.zones.values()) {
-    // The package's order first, then the builders' rooms in the order they were stored.
-    const roomIds = zone.roomIds.filter((id) => rooms.get(id)?.zoneId === zone.id);
-    for (const row of stored) if (rooms.get(row.roomId)?.zoneId === zone.id && !roomIds.includes(row.roomId)) roomIds.push(row.roomId);
-    zones.set(zone.id, { ...zone, roomIds });
-  }
-  return { ...pkg, rooms, zones };
+/** Length in characters (code points), as the loader counts. */
+const length = (text: string): number => [...text].length;
+
+/** A stored row as the room players walk in; the package's seed items stay with its id. Null when it is gone. */
+function roomOf(pkg: World, row: StoredRoom): Room | null {
+  // A room of a zone the package no longer has is left out (a package changed under its builders' rooms).
+  if (row.deleted || !pkg.zones.has(row.zoneId)) return null;
+  return {
+    id: row.roomId,
+    zoneId: row.zoneId,
+    name: row.name,
+    description: row.description,
+    exits: { ...row.exits } as Room['exits'],
+    items: pkg.rooms.get(row.roomId)?.items ?? [],
+    version: row.version,
+  };
 }
 
 /**
- * What makes a world unloadable, one message per problem (none: it loads): a zone without rooms
- * or without its spawn room, a missing default spawn, an exit to no room, a name or description
- * out of bounds.
+ * A zone of a live world. Its room list is the package's rooms in package order, then the
+ * others by id, the same on every instance and after every restart; it is sorted when read
+ * after a change, so a change costs nothing here.
  */
-export function worldProblems(world: World): string[] {
-  const problems: string[] = [];
-  for (const zone of world.zones.values()) {
-    if (zone.roomIds.length === 0) problems.push(`zone '${zone.id}' has no rooms`);
-    else if (!zone.roomIds.includes(zone.spawnRoom)) problems.push(`zone '${zone.id}' lost its spawn room '${zone.spawnRoom}'`);
+class LiveZone implements Zone {
+  readonly id: string;
+  readonly name: string;
+  readonly description: string;
+  readonly spawnRoom: string;
+  private readonly packageOrder: ReadonlyMap<string, number>;
+  private readonly members: Set<string>;
+  private ordered: string[] | null = null;
+
+  constructor(zone: Zone) {
+    this.id = zone.id;
+    this.name = zone.name;
+    this.description = zone.description;
+    this.spawnRoom = zone.spawnRoom;
+    this.packageOrder = new Map(zone.roomIds.map((id, i) => [id, i]));
+    this.members = new Set(zone.roomIds);
   }
-  if (world.rooms.get(world.defaultSpawn.room)?.zoneId !== world.defaultSpawn.zone) problems.push(`the default spawn room '${world.defaultSpawn.room}' is missing`);
-  for (const room of world.rooms.values()) {
-    for (const [direction, target] of Object.entries(room.exits)) {
-      if (!world.rooms.has(target)) problems.push(`room '${room.id}' exit ${direction} leads to unknown room '${target}'`);
+
+  get roomIds(): string[] {
+    this.ordered ??= [...this.members].sort((a, b) => {
+      const pa = this.packageOrder.get(a) ?? Infinity;
+      const pb = this.packageOrder.get(b) ?? Infinity;
+      return pa !== pb ? pa - pb : a < b ? -1 : a > b ? 1 : 0;
+    });
+    return this.ordered;
+  }
+
+  add(roomId: string): void {
+    if (this.members.has(roomId)) return;
+    this.members.add(roomId);
+    this.ordered = null;
+  }
+
+  remove(roomId: string): void {
+    if (this.members.delete(roomId)) this.ordered = null;
+  }
+}
+
+export class LiveWorld {
+  readonly pkg: World;
+  /** The world as it now is: its maps change in place as changes are applied. */
+  readonly world: World;
+  private readonly rooms: Map<string, Room>;
+  private readonly zones: Map<string, LiveZone>;
+  /** Every stored row by room id, tombstones included (a deleted room's id goes on counting versions). */
+  private readonly stored = new Map<string, StoredRoom>();
+  /** Room id → the rooms with an exit into it. */
+  private readonly incoming = new Map<string, Set<string>>();
+  private applied = 0;
+
+  constructor(pkg: World, rows: readonly StoredRoom[]) {
+    this.pkg = pkg;
+    this.rooms = new Map(pkg.rooms);
+    this.zones = new Map([...pkg.zones.values()].map((zone) => [zone.id, new LiveZone(zone)]));
+    for (const room of this.rooms.values()) this.link(room);
+    this.world = { ...pkg, rooms: this.rooms, zones: this.zones };
+    for (const row of rows) {
+      this.place(row);
+      this.applied = Math.max(this.applied, row.revision);
     }
-    if ([...room.name].length > WORLD_LIMITS.name || [...room.description].length > WORLD_LIMITS.description) problems.push(`room '${room.id}' has a name or description out of bounds`);
+    // A package changed under its builders' rooms may leave exits to rooms that no longer exist.
+    for (const id of [...this.rooms.keys()]) this.dropDangling(id);
   }
-  return problems;
+
+  /** The revision of the last change applied. */
+  get revision(): number {
+    return this.applied;
+  }
+
+  storedRow(roomId: string): StoredRoom | undefined {
+    return this.stored.get(roomId);
+  }
+
+  /** The rooms with an exit into `roomId`. */
+  roomsInto(roomId: string): ReadonlySet<string> {
+    return this.incoming.get(roomId) ?? NONE;
+  }
+
+  /**
+   * Applies rows read from the database. Only rows of revisions after the last one applied count:
+   * a read that started earlier but lands later holds nothing newer than what is here already,
+   * since each read brings every row written after the revision it asked from. Returns the ids
+   * of the rooms it changed.
+   */
+  apply(rows: readonly StoredRoom[]): string[] {
+    const fresh = rows.filter((row) => row.revision > this.applied);
+    for (const row of fresh) this.place(row);
+    for (const row of fresh) this.dropDangling(row.roomId);
+    for (const row of fresh) this.applied = Math.max(this.applied, row.revision);
+    return fresh.map((row) => row.roomId);
+  }
+
+  private place(row: StoredRoom): void {
+    this.stored.set(row.roomId, row);
+    const before = this.rooms.get(row.roomId);
+    if (before) this.unlink(before);
+    const room = roomOf(this.pkg, row);
+    if (room) {
+      this.rooms.set(room.id, room);
+      this.link(room);
+    } else this.rooms.delete(row.roomId);
+  }
+
+  private dropDangling(roomId: string): void {
+    const room = this.rooms.get(roomId);
+    if (!room) return;
+    const exits = Object.entries(room.exits).filter(([, target]) => this.rooms.has(target));
+    if (exits.length === Object.keys(room.exits).length) return;
+    this.unlink(room);
+    const kept = { ...room, exits: Object.fromEntries(exits) as Room['exits'] };
+    this.rooms.set(roomId, kept);
+    this.link(kept);
+  }
+
+  private link(room: Room): void {
+    this.zones.get(room.zoneId)?.add(room.id);
+    for (const target of Object.values(room.exits)) {
+      let from = this.incoming.get(target);
+      if (!from) this.incoming.set(target, (from = new Set()));
+      from.add(room.id);
+    }
+  }
+
+  private unlink(room: Room): void {
+    this.zones.get(room.zoneId)?.remove(room.id);
+    for (const target of Object.values(room.exits)) {
+      const from = this.incoming.get(target);
+      if (from?.delete(room.id) && from.size === 0) this.incoming.delete(target);
+    }
+  }
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
+/** A room as a change writes it: whole, with the version and revision the draft gives it. */
+export type RoomWrite = Omit<StoredRoom, 'version' | 'revision'>;
+
+/** One change of a world in the making: the rooms it writes, over the live world it started from. */
+export class WorldDraft {
+  private readonly live: LiveWorld;
+  private readonly written = new Map<string, { row: StoredRoom; room: Room | null }>();
+  /** The revision this change's rows carry. */
+  readonly revision: number;
+
+  constructor(live: LiveWorld) {
+    this.live = live;
+    this.revision = live.revision + 1;
+  }
+
+  /** The world the change started from: its id, zones and spawn (a change moves rooms, never zones). */
+  get world(): World {
+    return this.live.world;
+  }
+
+  get pkg(): World {
+    return this.live.pkg;
+  }
+
+  room(roomId: string): Room | undefined {
+    const written = this.written.get(roomId);
+    return written ? (written.room ?? undefined) : this.live.world.rooms.get(roomId);
+  }
+
+  /** Whether an id was ever used in the world: by a room, a deleted room, or the package. */
+  taken(roomId: string): boolean {
+    return this.written.has(roomId) || this.live.storedRow(roomId) !== undefined || this.live.world.rooms.has(roomId) || this.live.pkg.rooms.has(roomId);
+  }
+
+  /** Rooms the world has with this change. */
+  roomCount(): number {
+    let count = this.live.world.rooms.size;
+    for (const [id, { room }] of this.written) count += (room ? 1 : 0) - (this.live.world.rooms.has(id) ? 1 : 0);
+    return count;
+  }
+
+  /** The rooms with an exit into `roomId` with this change. */
+  roomsInto(roomId: string): Room[] {
+    const from = new Set(this.live.roomsInto(roomId));
+    for (const [id, { room }] of this.written) if (room && Object.values(room.exits).includes(roomId)) from.add(id);
+    return [...from].map((id) => this.room(id)).filter((room): room is Room => room !== undefined && Object.values(room.exits).includes(roomId));
+  }
+
+  /** The last version of a room id: its stored row's (a deleted room's tombstone counts), else 1 for a package room, else 0. */
+  lastVersion(roomId: string): number {
+    return this.written.get(roomId)?.row.version ?? this.live.storedRow(roomId)?.version ?? (this.live.pkg.rooms.has(roomId) ? 1 : 0);
+  }
+
+  /**
+   * Writes a room whole, one version above the last (a deleted room's id, used again, goes on
+   * counting, so no write read before can apply): the room as it now reads, null once deleted.
+   */
+  put(next: RoomWrite): { row: StoredRoom; room: Room | null } {
+    const row: StoredRoom = { ...next, version: this.lastVersion(next.roomId) + 1, revision: this.revision };
+    const written = { row, room: roomOf(this.live.pkg, row) };
+    this.written.set(row.roomId, written);
+    return written;
+  }
+
+  /** The rows to store. */
+  rows(): StoredRoom[] {
+    return [...this.written.values()].map(({ row }) => row);
+  }
+
+  /**
+   * What the change would break, one message per problem (none: the world still loads): an exit
+   * to no room, a name or description out of bounds, a zone or the world without its spawn
+   * room. Only what the change wrote is looked at, and the spawn rooms.
+   */
+  problems(): string[] {
+    const problems: string[] = [];
+    for (const [id, { room }] of this.written) {
+      if (!room) {
+        for (const from of this.roomsInto(id)) problems.push(`room '${from.id}' has an exit to '${id}', which is gone`);
+        continue;
+      }
+      for (const [direction, target] of Object.entries(room.exits)) {
+        if (!this.room(target)) problems.push(`room '${id}' exit ${direction} leads to unknown room '${target}'`);
+      }
+      if (length(room.name) > WORLD_LIMITS.name || length(room.description) > WORLD_LIMITS.description) problems.push(`room '${id}' has a name or description out of bounds`);
+    }
+    for (const zone of this.world.zones.values()) {
+      if (this.room(zone.spawnRoom)?.zoneId !== zone.id) problems.push(`zone '${zone.id}' lost its spawn room '${zone.spawnRoom}'`);
+    }
+    const spawn = this.world.defaultSpawn;
+    if (this.room(spawn.room)?.zoneId !== spawn.zone) problems.push(`the default spawn room '${spawn.room}' is missing`);
+    return problems;
+  }
 }
 
 /** Rooms no walk from the default spawn reaches (exits followed as they lead). */
 export function unreachableRooms(world: World): string[] {
   const reached = new Set([world.defaultSpawn.room]);
   const queue = [world.defaultSpawn.room];
-  while (queue.length > 0) {
-    for (const target of Object.values(world.rooms.get(queue.shift()!)?.exits ?? {})) {
+  for (let next = 0; next < queue.length; next++) {
+    for (const target of Object.values(world.rooms.get(queue[next]!)?.exits ?? {})) {
       if (!reached.has(target)) {
         reached.add(target);
         queue.push(target);
