@@ -944,8 +944,17 @@ function movementLine(kind, character, direction, cause) {
   if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
   return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
 }
-function itemLine(character, action, item) {
-  return `${character} ${action === "take" ? "picks up" : "drops"} the ${item}.`;
+function itemLine(event) {
+  switch (event.action) {
+    case "take":
+      return `${event.character} picks up the ${event.item}.`;
+    case "drop":
+      return `${event.character} drops the ${event.item}.`;
+    case "appear":
+      return `The ${event.item} appears.`;
+    case "vanish":
+      return `The ${event.item} vanishes.`;
+  }
 }
 var END_TEXT = {
   kick: "An administrator ended your session.",
@@ -964,11 +973,12 @@ var LINKDEAD = / \(link-dead\)$/;
 var ROOM_HEADER = /^=== (.+) ===$/;
 var SECTION = /^\[(.+)\]:$/;
 var LIST_ITEM = /^ {2}- (.*)$/;
+var LIST_MORE = /^ {2}\(and ([\d,]+) more\)$/;
 function parseRoom(text) {
   const lines = text.split("\n");
   const header = lines.findIndex((line) => ROOM_HEADER.test(line));
   if (header < 0) return null;
-  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], linkdead: [], exits: [] };
+  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], linkdead: [], moreItems: 0, morePlayers: 0, exits: [] };
   const description = [];
   let section = null;
   for (const line of lines.slice(header + 1)) {
@@ -978,7 +988,10 @@ function parseRoom(text) {
       continue;
     }
     const entry = LIST_ITEM.exec(line);
+    const more = Number(LIST_MORE.exec(line)?.[1]?.replaceAll(",", "") ?? 0);
     if (section === null) description.push(line);
+    else if (more > 0 && section === "Items here") room.moreItems = more;
+    else if (more > 0 && section === "Players here") room.morePlayers = more;
     else if (entry && section === "Items here") room.items.push(entry[1]);
     else if (entry && section === "Players here") {
       const name = entry[1].replace(LINKDEAD, "");
@@ -1506,12 +1519,14 @@ function gameScreen(nav2, session2) {
         (item) => h("li", {}, h("span", { text: item }), h("button", { class: "small", text: "Take", attrs: { type: "button", "aria-label": `Take ${item}` }, onClick: () => void send(`get ${item}`) }))
       )
     );
+    if (room.moreItems > 0) items.append(h("li", { class: "muted", text: `and ${room.moreItems.toLocaleString("en-US")} more` }));
     if (room.items.length === 0) items.append(h("li", { class: "muted", text: "Nothing." }));
     people.replaceChildren(
       ...room.players.map(
         (name) => h("li", {}, h("span", {}, name, ...room.linkdead.includes(name) ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
       )
     );
+    if (room.morePlayers > 0) people.append(h("li", { class: "muted", text: `and ${room.morePlayers.toLocaleString("en-US")} more` }));
     if (room.players.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
   };
   const renderSide = () => {
@@ -1668,12 +1683,12 @@ function gameScreen(nav2, session2) {
       write("movement", movementLine("leave", event.character, event.direction, event.cause));
     },
     item: (event) => {
-      if (room && event.action === "take") {
+      if (room && (event.action === "take" || event.action === "vanish")) {
         const index = room.items.indexOf(event.item);
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push(event.item);
       renderRoom();
-      write("movement", itemLine(event.character, event.action, event.item));
+      write("movement", itemLine(event));
     },
     presence: (event) => {
       online = event.online ? [.../* @__PURE__ */ new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, statusOf } from '../helpers/players.ts';
 import { chatText } from '../../src/services/game/event-text.ts';
-import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, decodeEntities, listEntries, mentions, movementLine, parseRoom, utcDate } from '../../web/text.ts';
+import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, decodeEntities, itemLine, listEntries, mentions, movementLine, parseRoom, utcDate } from '../../web/text.ts';
 import { loadContract } from '../../src/http/openapi.ts';
 
 describe('play client: reading the game texts (web/text.ts)', () => {
@@ -38,6 +38,9 @@ describe('play client: reading the game texts (web/text.ts)', () => {
     const marked = parseRoom(`=== Hall ===\nA hall.\n\n[Players here]:\n  - ${bert.name} (link-dead)\n  - Mara Vell\n`);
     expect(marked?.room.players).to.deep.equal([bert.name, 'Mara Vell']);
     expect(marked?.room.linkdead).to.deep.equal([bert.name]);
+    // A long list names its first entries and counts the rest.
+    const crowded = parseRoom(`=== Hall ===\nA hall.\n\n[Items here]:\n  - Shell 0\n  (and 1,150 more)\n\n[Players here]:\n  - Mara Vell\n  (and 12 more)\n`);
+    expect(crowded?.room).to.deep.include({ items: ['Shell 0'], moreItems: 1150, players: ['Mara Vell'], morePlayers: 12 });
   });
 
   it('reads the inventory of GET /status', async () => {
@@ -83,6 +86,9 @@ describe('play client: reading the game texts (web/text.ts)', () => {
     expect(movementLine('arrive', 'Mara', null, 'login')).to.equal('Mara steps into the world.');
     expect(movementLine('leave', 'Mara', 'up', 'walk')).to.equal('Mara leaves up.');
     expect(movementLine('leave', 'Mara', null, 'logout')).to.equal('Mara leaves the world.');
+    expect(itemLine({ character: 'Mara', action: 'take', item: 'Lantern' })).to.equal('Mara picks up the Lantern.');
+    expect(itemLine({ character: null, action: 'appear', item: 'Lantern' })).to.equal('The Lantern appears.');
+    expect(itemLine({ character: null, action: 'vanish', item: 'Lantern' })).to.equal('The Lantern vanishes.');
   });
 
   it('completes verbs, directions and names', () => {

@@ -73,6 +73,34 @@ describe(`event stream limits (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, funct
     expect(heard.data.text).to.equal('still here');
   });
 
+  it('a stream ended as lagging still gets its end event, after what it was sent, once its client reads again', async function () {
+    this.timeout(90_000);
+    const [a, b] = [await newPlayer(server, 'Anna'), await newPlayer(server, 'Bert')];
+    const lively = await openStream(`${server.url}/events/${a.sessionId}`);
+    open.push(lively);
+    const silent = silentStream(server, b.sessionId);
+    sockets.push(silent);
+    for (let waited = 0; server.services.streams.stats().open < 2 && waited < 3000; waited += 20) await sleep(20);
+    const text = "'".repeat(1990);
+    // Streams ended as lagging since this test began.
+    const earlier = server.services.streams.stats().endedByReason.lagging ?? 0;
+    const lagging = () => (server.services.streams.stats().endedByReason.lagging ?? 0) - earlier;
+    for (let i = 0; i < 1500 && lagging() < 1; i++) {
+      await okCmd(a, `say ${text}`);
+      await lively.nextOf('chat', 5000);
+    }
+    expect(lagging()).to.equal(1);
+    // The client reads again: everything it was sent, the end last, then the server closes.
+    const received: Buffer[] = [];
+    silent.on('data', (chunk: Buffer) => received.push(chunk));
+    await new Promise<void>((resolve) => {
+      silent.once('close', () => resolve());
+      silent.resume();
+    });
+    const body = Buffer.concat(received).toString('utf8');
+    expect(body.slice(body.lastIndexOf('event: '))).to.match(/^event: end\ndata: \{"reason":"lagging"\}\n\n\r\n0\r\n\r\n$/);
+  });
+
   it('an account holds at most streams_per_account streams and an address streams_per_address (429); a closed one frees its place', async () => {
     const a = await newPlayer(server, 'Anna');
     const second = await loginAs(server, a.username);
