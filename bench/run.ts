@@ -21,8 +21,11 @@
  * only when named: BENCH_SUITE=players, with BENCH_PLAYERS (comma-separated N, default
  * 1000,5000,10000), BENCH_PLAYERS_SECONDS (default 30), BENCH_COMMAND_INTERVAL (seconds between
  * one player's commands, default 10), BENCH_GRID (default 32) and BENCH_CROWD (default 500).
- * BENCH_SUITE=platform|game|axis|events|hot|faults|players runs one suite; unset, all but
- * faults and players.
+ * The `building` suite (bench/building.ts) times building changes in worlds of growing size:
+ * BENCH_SUITE=building, with BENCH_BUILD_ROOMS (comma-separated sizes, default 500,3000,10000),
+ * BENCH_BUILD_CHANGES (default 40) and BENCH_ROUNDS (default 3).
+ * BENCH_SUITE=platform|game|axis|events|hot|faults|players|building runs one suite; unset, all
+ * but faults, players and building.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,6 +40,7 @@ import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 import { hotTables, runHotSuite, type HotResult } from './hot.ts';
 import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
 import { playersOptionsFromEnv, playersTable, runPlayersSuite, type PlayersResult } from './players.ts';
+import { buildingTable, runBuildingSuite, type BuildingResult } from './building.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -78,6 +82,8 @@ interface BenchReport {
   faults?: FaultsResult;
   /** The `players` suite (capacity of one instance), when it ran. */
   players?: PlayersResult;
+  /** The `building` suite (a building change as the world grows), when it ran. */
+  building?: BuildingResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -180,9 +186,10 @@ async function main(): Promise<void> {
   ];
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
-  const players = only === 'players';
+  // Suites that run only when named, alone.
+  const alone = only === 'players' || only === 'building';
   for (const suite of suites) {
-    if (players) break;
+    if (alone) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
     const prepared = await suite.prepare?.();
     log(`starting server for the ${suite.name} suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
@@ -220,7 +227,7 @@ async function main(): Promise<void> {
   }
 
   // Event streams: their own server, pinned, with a short poll measurement (BENCH_DURATION caps it at 5 s).
-  if (!players && (!only || 'events'.startsWith(only))) {
+  if (!alone && (!only || 'events'.startsWith(only))) {
     log(`starting server for the events suite (${databaseUrl ? 'PostgreSQL from BENCH_DATABASE_URL' : 'temp SQLite database'})`);
     const { result, serverLog } = await runEventsSuite(databaseUrl, Math.min(connections, 10), Math.min(durationSeconds, 5));
     report.events = result;
@@ -228,14 +235,20 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
-  if (players) {
+  if (only === 'building') {
+    const { result, serverLog } = await runBuildingSuite(databaseUrl);
+    report.building = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+  }
+
+  if (only === 'players') {
     const { result, serverLog } = await runPlayersSuite(databaseUrl, playersOptionsFromEnv());
     report.players = result;
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
-  if (!players && (!only || 'hot'.startsWith(only))) {
+  if (!alone && (!only || 'hot'.startsWith(only))) {
     const { result, serverLog } = await runHotSuite(databaseUrl, hotOptions);
     report.hot = result;
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
@@ -253,6 +266,7 @@ async function main(): Promise<void> {
     ...(report.hot ? [hotTables(report.hot)] : []),
     ...(report.faults ? [faultsTable(report.faults)] : []),
     ...(report.players ? [playersTable(report.players)] : []),
+    ...(report.building ? [buildingTable(report.building)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);

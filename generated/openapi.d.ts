@@ -930,7 +930,8 @@ export interface paths {
          *     (a new one ends the oldest with reason `replaced`), an account `[events]
          *     streams_per_account` and a client address `[events] streams_per_address` on one server
          *     instance (then 429); a client that leaves more than `[events] backlog_bytes` of events
-         *     unread is ended with reason `lagging`. Logout, kick, ban, account deletion, password
+         *     unread is ended with reason `lagging` (its `end` event comes after what it holds; the
+         *     connection is dropped 5 seconds later if the client still does not read). Logout, kick, ban, account deletion, password
          *     change and session expiry end the session's streams within 2 seconds.
          */
         get: operations["streamEvents"];
@@ -2338,7 +2339,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The change clashes with the world as it now is (a stale version, a direction taken, a spawn room, someone standing there, an id taken). */
+        /** @description The change clashes with the world as it now is (a stale version, a direction taken, a spawn room, someone standing there, an id taken), or would take the world past its rooms or a room past its items (`[building] max_rooms_per_world`, `max_items_per_room`). */
         BuildConflict: {
             headers: {
                 [name: string]: unknown;
@@ -5673,6 +5674,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5771,6 +5773,7 @@ export interface operations {
             403: components["responses"]["BuildForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5833,6 +5836,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5906,6 +5910,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5972,6 +5977,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6035,6 +6041,7 @@ export interface operations {
             403: components["responses"]["BuildForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6089,6 +6096,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6191,6 +6199,7 @@ export interface operations {
             403: components["responses"]["BuildForbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6255,6 +6264,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
