@@ -35,7 +35,7 @@ export interface paths {
         };
         /**
          * Health check with database status
-         * @description Answers 503 when the database does not answer, so load balancers can take the instance out.
+         * @description Answers 503 when the database does not answer, so load balancers can take the instance out. A Redis that does not answer (`redis`) does not take it out.
          */
         get: operations["getHealth"];
         put?: never;
@@ -1406,6 +1406,7 @@ export interface components {
             database: "ok";
             /** @description Characters bound to an unexpired session, across all worlds. */
             active_players: number;
+            redis?: components["schemas"]["RedisHealth"];
             version: string;
         };
         HealthUnavailable: {
@@ -1413,8 +1414,17 @@ export interface components {
             status: "unavailable";
             /** @enum {string} */
             database: "error";
+            redis?: components["schemas"]["RedisHealth"];
             version: string;
         };
+        /**
+         * @description Only when `[limits] redis_url` is set: whether the rate-limit counts go to Redis (`ok`).
+         *     `degraded`: Redis did not answer, or not within 500 ms, so this instance counts them in
+         *     its own memory without asking Redis, probes it every second and shares the counts again
+         *     once it answers. The instance still serves (200).
+         * @enum {string}
+         */
+        RedisHealth: "ok" | "degraded";
         SuccessMessage: {
             success: boolean;
             message: string;

@@ -50,7 +50,7 @@ import { CountedStreamQuota, type StreamHolder } from './game/stream-quota.ts';
 import { randomUUID } from 'node:crypto';
 import { createLimits, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
 import { LimitRepository } from '../db/repositories/limit-repository.ts';
-import { RedisCounters } from '../integrations/redis-counters.ts';
+import { RedisCounters, type RedisState } from '../integrations/redis-counters.ts';
 import { BuildRepository } from '../db/repositories/build-repository.ts';
 import { BuildService } from './building/build-service.ts';
 import { WorldSync } from './building/world-sync.ts';
@@ -156,9 +156,9 @@ const LIMIT_PRUNE_MS = 5 * 60_000;
 /**
  * Where the limits count: Redis when configured (keys per schema, like the bus channel), else
  * the database on PostgreSQL, else (SQLite, one instance) memory. Also what has to run and be
- * closed for it.
+ * closed for it, and Redis's state for /health.
  */
-function counterStore(db: Db, config: Config, clock: Clock, logger: Logger): { store: CounterStore; tasks: PeriodicTask[]; close: () => Promise<void> } {
+function counterStore(db: Db, config: Config, clock: Clock, logger: Logger): { store: CounterStore; tasks: PeriodicTask[]; close: () => Promise<void>; redis: (() => RedisState) | null } {
   if (config.limits.redisUrl) {
     const schema = schemaOf(db);
     const redis = new RedisCounters({
@@ -168,13 +168,13 @@ function counterStore(db: Db, config: Config, clock: Clock, logger: Logger): { s
       logger,
     });
     redis.start();
-    return { store: redis, tasks: [], close: () => redis.close() };
+    return { store: redis, tasks: [], close: () => redis.close(), redis: () => redis.state() };
   }
   if (config.database.url) {
     const repo = new LimitRepository(db);
-    return { store: repo, tasks: [{ name: 'limit-windows', intervalMs: LIMIT_PRUNE_MS, run: () => repo.pruneEnded(clock().getTime()) }], close: async () => {} };
+    return { store: repo, tasks: [{ name: 'limit-windows', intervalMs: LIMIT_PRUNE_MS, run: () => repo.pruneEnded(clock().getTime()) }], close: async () => {}, redis: null };
   }
-  return { store: new MemoryCounters(), tasks: [], close: async () => {} };
+  return { store: new MemoryCounters(), tasks: [], close: async () => {}, redis: null };
 }
 
 export function buildServices(db: Db, config: Config, clock: Clock, worlds: WorldCatalog, version: string, logger: Logger): Services {
@@ -284,7 +284,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     importer: new ImportService(policyRepository, policies),
     users,
     hasher,
-    health: new HealthService(sessionRepository, clock, version),
+    health: new HealthService(sessionRepository, clock, version, counters.redis),
     sessions,
     accounts,
     userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events }),

@@ -8,7 +8,8 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { connect } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { createUser, GOOD_PASSWORD, login } from '../helpers/accounts.ts';
 import { newPlayer, selectCharacter, type Player } from '../helpers/players.ts';
@@ -37,6 +38,56 @@ function reachable(url: string): Promise<boolean> {
     socket.once('error', () => resolve(false));
     socket.once('timeout', () => (socket.destroy(), resolve(false)));
   });
+}
+
+/**
+ * Redis behind a TCP relay on 127.0.0.1 that can stop answering, as a Redis that hangs does
+ * (stopped, or cut off by a network that drops packets): it accepts and reads, and answers
+ * nothing. While it hangs, what the clients send goes nowhere, on the connections open then too,
+ * which stay stuck (Redis answers in order, so they could never be in step again); once it
+ * answers, new connections reach the real Redis. It counts the scripts (limit counts) it relays
+ * and those it swallows.
+ */
+async function hangingRedis(target: string): Promise<{ url: string; hang(): void; answer(): void; relayed: () => number; swallowed: () => number; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  let hanging = false;
+  const counts = { relayed: 0, swallowed: 0 };
+  const scripts = (chunk: Buffer): number => chunk.toString('latin1').match(/\*\d+\r\n\$\d+\r\nEVAL(?:SHA)?\r\n/gi)?.length ?? 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    let stuck = hanging;
+    const upstream = stuck ? null : connect({ host: hostname, port: Number(port || 6379) });
+    if (upstream) {
+      sockets.add(upstream);
+      upstream.on('data', (chunk: Buffer) => client.write(chunk));
+      upstream.on('close', () => (sockets.delete(upstream), client.destroy()));
+      upstream.on('error', () => upstream.destroy());
+      client.on('close', () => upstream.destroy());
+    }
+    client.on('data', (chunk: Buffer) => {
+      stuck ||= hanging;
+      if (stuck) counts.swallowed += scripts(chunk);
+      else {
+        counts.relayed += scripts(chunk);
+        upstream!.write(chunk);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hang: () => (hanging = true),
+    answer: () => (hanging = false),
+    relayed: () => counts.relayed,
+    swallowed: () => counts.swallowed,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 let addresses = 0;
@@ -176,8 +227,51 @@ describe('limits shared by two instances', () => {
         for (let i = 0; i < 4; i++) expect((await closed.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress())).status).to.equal(401);
         expectLimited(await closed.post('/login', { username: name, password: WRONG_PASSWORD }, newAddress()));
         expect(closed.logs.entries.some((e) => e.level === 'warn' && /Redis unreachable/.test(String(e.message)))).to.equal(true);
+        expect((await closed.get('/health')).body).to.deep.include({ status: 'ok', redis: 'degraded' });
       } finally {
         await closed.close();
+      }
+    });
+
+    it('stops asking a Redis that hangs after its first timeout: counts in memory at once, says degraded in /health, and shares again once Redis answers', async () => {
+      const redis = await hangingRedis(REDIS_URL);
+      const server = await startTestServer({ env: { ...LIMITS, MUD_LIMITS_REDIS_URL: redis.url, MUD_LIMITS_REDIS_PREFIX: `${prefix}hang:` } });
+      try {
+        const health = async (): Promise<unknown> => (await server.get('/health')).body.redis;
+        await eventually(async () => expect(await health()).to.equal('ok'), 10_000);
+        const player = await newPlayer(server, 'Hung');
+        const command = () => server.post('/command', { session_id: player.sessionId, command: 'look' });
+        const relayed = redis.relayed();
+        expect((await command()).status).to.equal(200);
+        expect(redis.relayed(), 'a command is counted in Redis').to.be.greaterThan(relayed);
+
+        redis.hang();
+        const relayedBefore = redis.relayed();
+        // The first command waits for Redis until the timeout, then is counted here.
+        expect((await command()).status).to.equal(200);
+        const held = redis.swallowed();
+        expect(held, 'the first command asked Redis').to.be.greaterThan(0);
+        expect(await health()).to.equal('degraded');
+        expect(server.logs.entries.filter((e) => e.level === 'warn' && /Redis unreachable/.test(String(e.message)))).to.have.length(1);
+        // The next commands and logins do not ask Redis at all, so none waits for its timeout:
+        // they are counted here, where the command limit (5) still holds.
+        for (let i = 0; i < 4; i++) expect((await command()).status).to.equal(200);
+        expect((await server.post('/login', { username: player.username, password: GOOD_PASSWORD }, newAddress())).status).to.equal(200);
+        expect((await server.post('/login', { username: player.username, password: WRONG_PASSWORD }, newAddress())).status).to.equal(401);
+        expect(redis.swallowed(), 'no later request asked Redis').to.equal(held);
+        expect(redis.relayed()).to.equal(relayedBefore);
+        expectLimited(await command());
+
+        redis.answer();
+        await eventually(async () => expect(await health()).to.equal('ok'), 10_000);
+        expect(server.logs.entries.some((e) => e.level === 'info' && /Redis answers again/.test(String(e.message)))).to.equal(true);
+        const before = redis.relayed();
+        expect((await server.post('/login', { username: player.username, password: GOOD_PASSWORD }, newAddress())).status).to.equal(200);
+        expect(redis.relayed(), 'a login is counted in Redis again').to.be.greaterThan(before);
+        expect(redis.swallowed()).to.equal(held);
+      } finally {
+        await server.close();
+        await redis.close();
       }
     });
   });
