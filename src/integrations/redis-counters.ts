@@ -115,10 +115,10 @@ export class RedisCounters {
    * Redis that hangs, until a probe gets an answer. The connection goes too: it may hold a
    * command that is never answered, and Redis answers in order.
    */
-  private lose(client: Client, err: Error): void {
+  private lose(client: Client, err: Error | null): void {
     // The requests that were waiting on a connection already given up have nothing to add.
     if (client !== this.client) return;
-    this.warnOnce(err);
+    if (err) this.warnOnce(err);
     this.shared = false;
     this.drop();
     this.probe();
@@ -164,9 +164,11 @@ export class RedisCounters {
   private open(): Client {
     const client = newClient(this.url);
     // Without a listener an error event would crash the process. A connection that breaks while
-    // the counts go to Redis is given up at once, not at the next command.
-    client.on('error', (err: Error) => {
-      if (this.shared) this.lose(client, err);
+    // the counts go to Redis is given up at once, not at the next command; the probe opens the
+    // next one straight away and warns only when that fails (an idle connection a network cut
+    // is no outage).
+    client.on('error', () => {
+      if (this.shared) this.lose(client, null);
     });
     this.client = client;
     return client;

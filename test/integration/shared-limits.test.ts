@@ -45,16 +45,17 @@ function reachable(url: string): Promise<boolean> {
  * (stopped, or cut off by a network that drops packets): it accepts and reads, and answers
  * nothing. While it hangs, what the clients send goes nowhere, on the connections open then too,
  * which stay stuck (Redis answers in order, so they could never be in step again); once it
- * answers, new connections reach the real Redis. It counts the scripts (limit counts) it relays
- * and those it swallows.
+ * answers, new connections reach the real Redis. It counts the connections it accepts, and the
+ * scripts (limit counts) it relays and those it swallows.
  */
-async function hangingRedis(target: string): Promise<{ url: string; hang(): void; answer(): void; relayed: () => number; swallowed: () => number; close(): Promise<void> }> {
+async function hangingRedis(target: string): Promise<{ url: string; hang(): void; answer(): void; cut(): void; accepted: () => number; relayed: () => number; swallowed: () => number; close(): Promise<void> }> {
   const { hostname, port } = new URL(target);
   let hanging = false;
-  const counts = { relayed: 0, swallowed: 0 };
+  const counts = { accepted: 0, relayed: 0, swallowed: 0 };
   const scripts = (chunk: Buffer): number => chunk.toString('latin1').match(/\*\d+\r\n\$\d+\r\nEVAL(?:SHA)?\r\n/gi)?.length ?? 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
+    counts.accepted += 1;
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
@@ -81,6 +82,11 @@ async function hangingRedis(target: string): Promise<{ url: string; hang(): void
     url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hang: () => (hanging = true),
     answer: () => (hanging = false),
+    /** Cuts every open connection, as a network that drops idle ones does. */
+    cut: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+    accepted: () => counts.accepted,
     relayed: () => counts.relayed,
     swallowed: () => counts.swallowed,
     close: async () => {
@@ -269,6 +275,29 @@ describe('limits shared by two instances', () => {
         expect((await server.post('/login', { username: player.username, password: GOOD_PASSWORD }, newAddress())).status).to.equal(200);
         expect(redis.relayed(), 'a login is counted in Redis again').to.be.greaterThan(before);
         expect(redis.swallowed()).to.equal(held);
+      } finally {
+        await server.close();
+        await redis.close();
+      }
+    });
+
+    it('replaces a connection cut while idle at once, with no warning', async () => {
+      const redis = await hangingRedis(REDIS_URL);
+      const server = await startTestServer({ env: { ...LIMITS, MUD_LIMITS_REDIS_URL: redis.url, MUD_LIMITS_REDIS_PREFIX: `${prefix}cut:` } });
+      try {
+        const health = async (): Promise<unknown> => (await server.get('/health')).body.redis;
+        await eventually(async () => expect(await health()).to.equal('ok'), 10_000);
+        const accepted = redis.accepted();
+        redis.cut();
+        // A new connection, and Redis answered on it.
+        await eventually(async () => {
+          expect(redis.accepted()).to.be.greaterThan(accepted);
+          expect(await health()).to.equal('ok');
+        }, 10_000);
+        const before = redis.relayed();
+        expect((await server.post('/login', { username: 'nobody', password: WRONG_PASSWORD }, newAddress())).status).to.equal(401);
+        expect(redis.relayed(), 'the login is counted in Redis').to.be.greaterThan(before);
+        expect(server.logs.entries.filter((e) => e.level === 'warn' && /Redis/.test(String(e.message)))).to.deep.equal([]);
       } finally {
         await server.close();
         await redis.close();
