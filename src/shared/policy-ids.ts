@@ -22,3 +22,7 @@ export interface PolicyIdParts {
   namespace: string;
   policyKey: string;
 }
+
+/** What a policy audit event records: an activation pointer moved, or a publish run. */
+export const POLICY_AUDIT_EVENT_TYPES = ['activation', 'publish'] as const;
+export type PolicyAuditEventType = (typeof POLICY_AUDIT_EVENT_TYPES)[number];

@@ -11,8 +11,8 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
@@ -22,6 +22,7 @@ import { throwAwayDatabase } from '../helpers/cli-server.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { newPlayer } from '../helpers/players.ts';
 import { ReferenceDatabaseError } from '../../src/integrations/reference-database.ts';
+import { ledgerLines, ReferenceLedgerError } from '../../src/integrations/reference-ledger.ts';
 import { ReferenceImportError, type ImportReport } from '../../src/services/migration/reference-import.ts';
 import { Conflict } from '../../src/services/errors.ts';
 
@@ -357,6 +358,41 @@ describe('import-reference: what it refuses, and all or nothing', function () {
     expect(await gameRows(server)).to.deep.equal(empty);
   });
 
+  it('reads regular ledger files only: a FIFO or a link named *.jsonl is refused at once, and nothing is written', async function () {
+    // Before, reading a FIFO nobody writes to blocked for ever: this test must end by itself.
+    this.timeout(30_000);
+    const withFifo = path.join(dir, 'ledger-fifo');
+    const withLink = path.join(dir, 'ledger-link');
+    for (const ledgerDir of [withFifo, withLink]) {
+      mkdirSync(ledgerDir);
+      copyFileSync(path.join(LEDGER, 'pipeworks_web.jsonl'), path.join(ledgerDir, 'pipeworks_web.jsonl'));
+    }
+    execFileSync('mkfifo', [path.join(withFifo, 'x.jsonl')]);
+    symlinkSync('/etc/passwd', path.join(withLink, 'passwd.jsonl'));
+    for (const [ledgerDir, what] of [[withFifo, "x.jsonl' is a FIFO \\(named pipe\\)"], [withLink, "passwd.jsonl' is a symbolic link"]] as const) {
+      let error: unknown;
+      try {
+        await server.services.referenceImport.run(REFERENCE_DB, { ledgerDir, allowSkips: true });
+      } catch (err) {
+        error = err;
+      }
+      expect(error, ledgerDir).to.be.instanceOf(ReferenceImportError);
+      expect((error as Error).message).to.match(new RegExp(`^The ledger file '.*${what}: the import reads regular files only \\(copy the real file there\\)\\. Nothing was written\\.$`));
+    }
+    // The file itself is checked once open too, so a link or FIFO put there after the listing is refused as well.
+    for (const [file, what] of [[path.join(withFifo, 'x.jsonl'), /is a FIFO/], [path.join(withLink, 'passwd.jsonl'), /is a symbolic link/]] as const) {
+      let error: unknown;
+      try {
+        for await (const line of ledgerLines(file, 1024)) expect.fail(`read ${JSON.stringify(line)}`);
+      } catch (err) {
+        error = err;
+      }
+      expect(error, file).to.be.instanceOf(ReferenceLedgerError);
+      expect((error as Error).message).to.match(what);
+    }
+    expect(await gameRows(server)).to.deep.equal(empty);
+  });
+
   it('a row that would be skipped holds the import back unless skips are allowed, and is reported', async () => {
     const file = await craftedCopy(dir, async (db) => {
       await db('chat_messages').where({ id: 3 }).update({ room: 'no_such_room' });
@@ -378,21 +414,24 @@ describe('import-reference: what it refuses, and all or nothing', function () {
   });
 
   it('a failure half-way leaves the database as it was', async () => {
-    // A policy variant without its hash (the table rebuilt without its NOT NULL): the accounts, characters and chat are written before it.
-    const file = await craftedCopy(dir, async (db) => {
-      await db.raw('CREATE TABLE variant_copy AS SELECT * FROM policy_variant');
-      await db.raw('DROP TABLE policy_variant');
-      await db.raw('ALTER TABLE variant_copy RENAME TO policy_variant');
-      await db('policy_variant').where({ id: 30 }).update({ content_hash: null });
-    });
+    // The database refuses the ledger, the last step: accounts, characters, chat and policies are written before it.
+    if (usePostgres) {
+      await server.db.raw("CREATE FUNCTION refuse_ledger() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql");
+      await server.db.raw('CREATE TRIGGER refuse_ledger BEFORE INSERT ON ledger_events FOR EACH ROW EXECUTE FUNCTION refuse_ledger()');
+    } else {
+      await server.db.raw("CREATE TRIGGER refuse_ledger BEFORE INSERT ON ledger_events BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    }
     let error: unknown;
     try {
-      await server.services.referenceImport.run(file, { ledgerDir: LEDGER, allowSkips: true });
+      await server.services.referenceImport.run(REFERENCE_DB, { ledgerDir: LEDGER, allowSkips: true });
     } catch (err) {
       error = err;
+    } finally {
+      await server.db.raw('DROP TRIGGER refuse_ledger' + (usePostgres ? ' ON ledger_events' : ''));
+      if (usePostgres) await server.db.raw('DROP FUNCTION refuse_ledger()');
     }
     expect(error).to.be.instanceOf(ReferenceImportError);
-    expect((error as Error).message).to.match(/failed while writing the policy store, and wrote nothing/);
+    expect((error as Error).message).to.match(/failed while writing the ledger, and wrote nothing: .*refused by the test/);
     expect(await gameRows(server)).to.deep.equal(empty);
   });
 
@@ -435,6 +474,102 @@ describe('import-reference: what it refuses, and all or nothing', function () {
     const fern = await play(server, { ...account('tmp_fern'), username: 'admin_fern' }, 'Fern Addison');
     expect(await chatOf(server, fern)).to.include('First time visiting &amp; it&#x27;s lovely.');
     expect((await server.db('chat_messages').where({ message: '[YELL] Is anyone out here in the fog?' }).select('sender_name')).map((r) => r.sender_name)).to.deep.equal(['Hazel Marchbank II', 'Hazel Marchbank II']);
+  });
+});
+
+describe('import-reference: rows this server could not serve', function () {
+  this.timeout(180_000);
+  let server: TestServer;
+  let dir: string;
+  let empty: Record<string, number>;
+  let file: string;
+  let ledgerDir: string;
+  let axis: number;
+  const longLine = JSON.stringify({ _checksum: 'sha256:0', event_id: 'f'.repeat(32), timestamp: '2026-11-25T09:40:00.000000+00:00', world_id: 'pipeworks_web', event_type: 'chat.translation', schema_version: '1.0', ipc_hash: null, meta: {}, data: { ooc_input: 'x'.repeat(100_000) } });
+
+  before(async () => {
+    server = await startSampleServer();
+    dir = mkdtempSync(path.join(tmpdir(), 'mud-import-rows-'));
+    empty = await gameRows(server);
+    file = await craftedCopy(dir, async (db) => {
+      // Not JSON: every read of the policy store (listing, hash snapshot, publish, character creation) would fail on it.
+      await db('policy_variant').where({ id: 26 }).update({ content_json: '{"axes": {' });
+      await db('policy_item').where({ policy_id: 'tone_profile:image.tone_profiles:ledger_engraving' }).update({ policy_type: 'prompt' });
+      await db('policy_variant').where({ id: 3 }).update({ content_json: '{"text": ""}' });
+      // 300 KB said at once; a command carries 2000 characters.
+      await db('chat_messages').where({ id: 10 }).update({ message: `Hi Rowan! ${'x'.repeat(300_000)}` });
+      await db('users').where({ id: 4 }).update({ account_origin: 'imported-by-hand-in-2026' });
+      await db('characters').where({ id: 11 }).update({ state_seed: 2 ** 40 });
+      axis = (await db('character_axis_score').where({ character_id: 1 }).orderBy('axis_id').first('axis_id')).axis_id;
+      await db('character_axis_score').where({ character_id: 1, axis_id: axis }).update({ axis_score: 7 });
+    });
+    ledgerDir = path.join(dir, 'ledger');
+    mkdirSync(ledgerDir);
+    const lines = readFileSync(path.join(LEDGER, 'pipeworks_web.jsonl'), 'utf8').split('\n').filter((line) => line !== '');
+    lines[0] = lines[0]!.replace(/"event_type": "[^"]*"/, '"event_type": "chat.whatever"');
+    writeFileSync(path.join(ledgerDir, 'pipeworks_web.jsonl'), `${[...lines, longLine].join('\n')}\n`);
+  });
+  after(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("skips every row that breaks this server's rules, with the table, the row and the rule, and writes nothing", async () => {
+    const held = await server.services.referenceImport.run(file, { ledgerDir });
+    expect(held.committed).to.equal(false);
+    const skipped = held.lines.filter((l) => l.outcome === 'skipped').map((l) => `${l.row}: ${l.reason}`);
+    for (const line of [
+      'policy_variant axis_bundle:axis.bundles:axis_core_v1 v1: content_json is not JSON',
+      "policy_item tone_profile:image.tone_profiles:ledger_engraving: policy_type is not the one its policy_id names ('tone_profile')",
+      "policy_variant tone_profile:image.tone_profiles:ledger_engraving v1: its policy_item 'tone_profile:image.tone_profiles:ledger_engraving' was not imported",
+      "policy_variant clothing_block:image.blocks.clothing.activity:clerical v1: this server's policy validation refuses it: clothing_block content.text must be a non-empty string",
+      "policy_activation pipeworks_web  axis_bundle:axis.bundles:axis_core_v1: its variant 'v1' was not imported",
+      "chat_messages#10: the message is 300010 characters long: this server's chat carries at most 2000 (a command's limit)",
+      "users#4 'builder_cleo': account_origin is 24 characters long, over the 20 this server stores",
+      "characters#11 'Gone Wanderer': state_seed 1099511627776 is not a whole number from 0 to 2147483647",
+      `character_axis_score character#1 axis#${axis}: axis_score 7 is not a number from 0 to 1`,
+      "pipeworks_web.jsonl:1: 'event_type' is none of chat.mechanical_resolution, chat.translation",
+      `pipeworks_web.jsonl:23: the line is ${Buffer.byteLength(longLine)} bytes long, over the 65536 of a ledger line`,
+    ]) {
+      expect(skipped).to.include(line);
+    }
+    // The skipped bundle's activation events go with its pointer: history and pointers stay in step.
+    const events = held.lines.filter((l) => l.table === 'policy_audit_event' && l.row.includes('axis_bundle:axis.bundles:axis_core_v1'));
+    expect(events.map((l) => l.reason)).to.have.length(2);
+    expect(events[0]!.reason).to.match(/pointer would name variant 'none' while the activation history of \w+ ends with 'v1'/);
+    expect(await gameRows(server)).to.deep.equal(empty);
+  });
+
+  it('with --allow-skips the rest is imported, and the routes that read those rows answer', async () => {
+    const done = await server.services.referenceImport.run(file, { ledgerDir, allowSkips: true });
+    expect(done.committed).to.equal(true);
+    const warden = (await login(server, 'warden', account('warden').password)).body.session_id;
+    const policies = await server.get(`/api/policies?session_id=${warden}`);
+    expect(policies.status, policies.text).to.equal(200);
+    expect(policies.body.items).to.have.length(27);
+    const snapshot = await server.get(`/api/policy/hash-snapshot?session_id=${warden}&world_id=pipeworks_web`);
+    expect(snapshot.status, snapshot.text).to.equal(200);
+    // Another policy can still be activated in the scope: its pointers and history agree.
+    const activated = await server.post(`/api/policy-activations?session_id=${warden}`, { world_id: 'pipeworks_web', policy_id: 'species_block:image.blocks.species:goblin', variant: 'v1' });
+    expect(activated.status, activated.text).to.equal(200);
+    const rowan = (await login(server, 'rowan', account('rowan').password)).body.session_id;
+    const createdCharacter = await server.post('/characters/create', { session_id: rowan, world_id: 'pipeworks_web' });
+    expect(createdCharacter.status, createdCharacter.text).to.equal(200);
+    const sessionId = await play(server, account('rowan'), 'Rowan Thistlewood');
+    const chat = await server.get(`/chat/${sessionId}`);
+    expect(chat.status, chat.text).to.equal(200);
+    const texts = (chat.body.messages as Array<{ text: string }>).map((m) => m.text);
+    expect(texts).to.include('Hello everyone, welcome to the web.');
+    expect(texts.some((t) => t.startsWith('Hi Rowan!'))).to.equal(false);
+    // A stream resumes from before the skipped message and hears the rest.
+    const ids = (chat.body.messages as Array<{ id: number }>).map((m) => m.id);
+    const stream = await openStream(`${server.url}/events/${sessionId}`, { 'last-event-id': String(ids[0]) });
+    try {
+      expect(stream.status).to.equal(200);
+      expect((await stream.nextOf('chat', 10_000)).data.text).to.equal(texts[1]);
+    } finally {
+      stream.close();
+    }
   });
 });
 

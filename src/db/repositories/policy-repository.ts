@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { isPostgres, lockKey, type Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
-import type { PolicyIdParts, PolicyType } from '../../shared/policy-ids.ts';
+import type { PolicyAuditEventType, PolicyIdParts, PolicyType } from '../../shared/policy-ids.ts';
 
 export interface VariantRecord {
   policyId: string;
@@ -36,7 +36,7 @@ export interface ActivationRecord {
 
 export interface AuditEventRecord {
   id: number;
-  eventType: 'activation' | 'publish';
+  eventType: PolicyAuditEventType;
   worldId: string;
   clientProfile: string;
   policyId: string | null;

@@ -8,7 +8,7 @@ import type { Clock } from '../../db/clock.ts';
 import type { Db } from '../../db/database.ts';
 import type { AxisStateRepository } from '../../db/repositories/axis-state-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
-import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
+import { canonicalJson, parseJson, PyFloat } from '../../shared/canonical-json.ts';
 import { DEFAULT_AXIS_SCORE, labelFor, type AxisBundle } from '../policy/axis-bundle.ts';
 
 export interface AxisSnapshot {
@@ -26,6 +26,17 @@ export interface AxisEventInput {
 
 /** Changes smaller than this are rounding noise, not events. */
 const EPSILON = 1e-9;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isScore = (v: unknown): boolean => (typeof v === 'number' && Number.isFinite(v)) || v instanceof PyFloat;
+
+/** Whether a parsed value has the shape of the snapshots this server writes (openapi.yaml, EntityState). */
+export function isAxisSnapshot(value: unknown): value is AxisSnapshot {
+  if (!isObject(value) || typeof value.world_id !== 'string' || !Number.isSafeInteger(value.seed)) return false;
+  if (value.policy_hash !== null && typeof value.policy_hash !== 'string') return false;
+  if (!isObject(value.axes)) return false;
+  return Object.values(value.axes).every((a) => isObject(a) && isScore(a.score) && (a.label === null || typeof a.label === 'string'));
+}
 
 export function parseSnapshot(json: string | null): AxisSnapshot | null {
   if (json === null) return null;

@@ -3,6 +3,12 @@
  * arguments, and chat escaped as the reference server stores it.
  */
 
+/**
+ * The longest command a player sends: POST /command's limit (openapi.yaml, CommandRequest.command),
+ * which the telnet door applies to a line too. So it bounds the text of any chat message.
+ */
+export const MAX_COMMAND_CHARACTERS = 2000;
+
 /** Python's html.escape(text, quote=True): chat is stored and echoed escaped. */
 export function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#x27;');

@@ -12,7 +12,9 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { LedgerRepository, LedgerRow } from '../../db/repositories/ledger-repository.ts';
 import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 
-export type LedgerEventType = 'chat.mechanical_resolution' | 'chat.translation';
+/** The events this server writes (openapi.yaml, LedgerEvent.event_type). */
+export const LEDGER_EVENT_TYPES = ['chat.mechanical_resolution', 'chat.translation'] as const;
+export type LedgerEventType = (typeof LEDGER_EVENT_TYPES)[number];
 
 export interface LedgerEventInput {
   worldId: string;

@@ -6,7 +6,6 @@
  * server"), found already here (a second run under --merge), or skipped with its reason; the
  * report counts them per table and lists every mapping and skip.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../db/database.ts';
@@ -16,14 +15,21 @@ import { nameKey, nameSkeleton } from '../../db/repositories/character-repositor
 import type { ImportedChat, ReferenceImportRepository } from '../../db/repositories/reference-import-repository.ts';
 import type { AxisStateRepository } from '../../db/repositories/axis-state-repository.ts';
 import type { LedgerRepository } from '../../db/repositories/ledger-repository.ts';
+import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import { ReferenceDatabase, type Row } from '../../integrations/reference-database.ts';
+import { ledgerFiles, ledgerLines, ReferenceLedgerError } from '../../integrations/reference-ledger.ts';
 import { isRole, rank, type Role } from '../../shared/roles.ts';
 import { canonicalJson, parseJson } from '../../shared/canonical-json.ts';
 import { newUsername, normalizeUsername } from '../accounts/account-service.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
-import { validateCharacterName } from '../characters/character-service.ts';
-import { plainText } from '../game/plain-text.ts';
-import { envelopeChecksum, type Envelope } from '../ledger/ledger-service.ts';
+import { MAX_SEED, validateCharacterName } from '../characters/character-service.ts';
+import { isAxisSnapshot } from '../characters/character-state.ts';
+import { decodeEntities } from '../game/event-text.ts';
+import { MAX_COMMAND_CHARACTERS, plainText } from '../game/plain-text.ts';
+import { envelopeChecksum, LEDGER_EVENT_TYPES, type Envelope } from '../ledger/ledger-service.ts';
+import { MAX_CONTENT_BYTES } from '../policy/policy-validation.ts';
+import { importPolicyStore } from './reference-policies.ts';
+import { jsonRule, textRule } from './reference-rows.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { Conflict, DomainError } from '../errors.ts';
@@ -83,6 +89,20 @@ const ROMAN = ['II', 'III', 'IV', 'V', 'VI', 'VII', 'VIII', 'IX', 'X'];
 const MAX_CHARACTER_NAME = 40;
 /** How the reference's whispers begin: `[WHISPER: <sender> → <target>] `. */
 const WHISPER_PREFIX = /^\[WHISPER: .+ \u2192 .+\] /;
+/** The prefix a stored message carries before what was said (the shortest, so nothing said is taken for it). */
+const CHAT_PREFIX = /^(?:\[YELL\] |\[WHISPER: .+? \u2192 .+?\] )/;
+/**
+ * A ledger line's bound. This server's own lines carry one chat message (at most
+ * MAX_COMMAND_CHARACTERS), its translation and an axis snapshot: a few KB.
+ */
+const MAX_LEDGER_LINE_BYTES = 64 * 1024;
+/** An axis event's metadata as canonical JSON: this server's own events carry a few short fields (source, seed, versions). */
+const MAX_EVENT_METADATA_BYTES = 4096;
+/** The axis registry's name column (migration 20261121000005). */
+const MAX_AXIS_NAME = 64;
+
+/** A score as this server keeps one: a number from 0 to 1 (its axis engine clamps to that). */
+const isAxisScore = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 
 /** Rolls the dry run (or a held-back import) back once its report is complete. */
 class RollBack extends Error {}
@@ -126,6 +146,8 @@ interface Deps {
   repo: ReferenceImportRepository;
   axisState: AxisStateRepository;
   ledger: LedgerRepository;
+  /** The policy store's pointers and activation history, which the imported ones must agree with. */
+  policies: PolicyRepository;
   /** Told of the imported chat at commit, so every instance's chat caches forget the rooms it landed in. */
   events: EventBus;
   /** This server's chat retention, to say which imported messages it will prune. */
@@ -272,7 +294,12 @@ export class ReferenceImportService {
         run.count('users', 'mapped', label, 'deleted in the reference: not recreated (this server deletes accounts outright); its characters stay unowned');
         continue;
       }
-      const origin = String(u.account_origin ?? 'legacy').slice(0, 20);
+      const origin = u.account_origin ?? 'legacy';
+      const originRule = textRule('account_origin', origin, 20);
+      if (originRule !== undefined) {
+        run.count('users', 'skipped', label, originRule);
+        continue;
+      }
       const checked = importedUsername(raw, origin === 'visitor');
       if (typeof checked === 'string') {
         run.count('users', 'skipped', label, checked);
@@ -318,7 +345,7 @@ export class ReferenceImportService {
           isActive: Number(u.is_active) === 1,
           isGuest,
           guestExpiresAt,
-          accountOrigin: origin,
+          accountOrigin: origin as string,
           createdAt,
           lastLogin: referenceTime(u.last_login),
         },
@@ -356,6 +383,12 @@ export class ReferenceImportService {
       const world = this.world(c.world_id);
       if (!world) {
         run.count('characters', 'skipped', label, `world '${String(c.world_id)}' is not loaded here`);
+        this.skipInventory(run, c, 'its character was skipped');
+        continue;
+      }
+      const stateRule = characterStateRule(c);
+      if (stateRule !== undefined) {
+        run.count('characters', 'skipped', label, stateRule);
         this.skipInventory(run, c, 'its character was skipped');
         continue;
       }
@@ -421,11 +454,12 @@ export class ReferenceImportService {
           isGuestCreated: Number(c.is_guest_created) === 1,
           createdAt,
           updatedAt: referenceTime(c.updated_at) ?? createdAt,
-          stateSeed: Number.isSafeInteger(Number(c.state_seed)) && Number(c.state_seed) >= 0 ? Number(c.state_seed) : 0,
-          stateVersion: typeof c.state_version === 'string' ? c.state_version : null,
-          baseStateJson: typeof c.base_state_json === 'string' ? c.base_state_json : null,
-          currentStateJson: typeof c.current_state_json === 'string' ? c.current_state_json : null,
-          stateUpdatedAt: typeof c.state_updated_at === 'string' ? c.state_updated_at : null,
+          // Checked by characterStateRule.
+          stateSeed: Number(c.state_seed ?? 0),
+          stateVersion: (c.state_version as string | null | undefined) ?? null,
+          baseStateJson: (c.base_state_json as string | null | undefined) ?? null,
+          currentStateJson: (c.current_state_json as string | null | undefined) ?? null,
+          stateUpdatedAt: (c.state_updated_at as string | null | undefined) ?? null,
         },
         trx,
       );
@@ -490,7 +524,14 @@ export class ReferenceImportService {
 
   /** Axis scores and the axis event log, by axis name, for the characters this run imported. */
   private async importAxes(ref: ReferenceDatabase, run: Run, trx: Knex.Transaction, progress: (t: string, n: number) => () => void): Promise<void> {
-    const axisNames = new Map((await ref.rows('axis')).map((a) => [Number(a.id), String(a.name)]));
+    // An axis name this server's registry cannot hold leaves its scores and deltas out.
+    const axisNames = new Map<number, string>();
+    const badAxes = new Map<number, string>();
+    for (const a of await ref.rows('axis')) {
+      const why = textRule('axis name', a.name, MAX_AXIS_NAME) ?? (plainText(String(a.name)) === a.name ? undefined : 'the axis name holds invisible or control characters, or surrounding spaces');
+      if (why === undefined) axisNames.set(Number(a.id), String(a.name));
+      else badAxes.set(Number(a.id), `axis#${a.id}: ${why}`);
+    }
     // This server's axis ids by world and name, registered on first use.
     const known = new Map<string, number>();
     const axisIds = async (worldId: string, names: string[]): Promise<Map<string, number>> => {
@@ -507,7 +548,8 @@ export class ReferenceImportService {
       const axis = axisNames.get(Number(s.axis_id));
       if (!character) run.count('character_axis_score', 'skipped', label, 'its character was not imported');
       else if (!character.imported) run.count('character_axis_score', 'existing');
-      else if (axis === undefined) run.count('character_axis_score', 'skipped', label, 'no such axis in the reference');
+      else if (axis === undefined) run.count('character_axis_score', 'skipped', label, badAxes.get(Number(s.axis_id)) ?? 'no such axis in the reference');
+      else if (!isAxisScore(s.axis_score)) run.count('character_axis_score', 'skipped', label, `axis_score ${String(s.axis_score)} is not a number from 0 to 1`);
       else {
         const ids = await axisIds(character.worldId, [axis]);
         await this.d.axisState.setScores(character.id, [{ axisId: ids.get(axis)!, score: Number(s.axis_score) }], referenceTime(s.updated_at) ?? toDbTime(this.d.clock()), trx);
@@ -523,6 +565,13 @@ export class ReferenceImportService {
     }
     const deltas = new Map<number, Row[]>();
     for (const d of await ref.rows('event_entity_axis_delta')) deltas.set(Number(d.event_id), [...(deltas.get(Number(d.event_id)) ?? []), d]);
+    const deltaRule = (d: Row): string | undefined => {
+      const axis = Number(d.axis_id);
+      if (badAxes.has(axis)) return badAxes.get(axis);
+      if (!axisNames.has(axis)) return `a delta names axis#${axis}, which the reference does not have`;
+      if (!isAxisScore(d.old_score) || !isAxisScore(d.new_score)) return `a delta's scores (${String(d.old_score)} to ${String(d.new_score)}) are not numbers from 0 to 1`;
+      return undefined;
+    };
     const events = await ref.rows('event');
     const eventTick = progress('event', events.length);
     for (const e of events) {
@@ -534,6 +583,12 @@ export class ReferenceImportService {
         run.count('event', 'skipped', label, 'an axis event with no character deltas: events here belong to a character');
         continue;
       }
+      const eventType = types.get(Number(e.event_type_id)) ?? 'unknown';
+      const eventMetadata = metadata.get(Number(e.id)) ?? {};
+      const metadataBytes = Buffer.byteLength(canonicalJson(eventMetadata));
+      const eventRule =
+        textRule('event type', eventType, 64) ??
+        (metadataBytes > MAX_EVENT_METADATA_BYTES ? `its metadata is ${metadataBytes} bytes as JSON, over the ${MAX_EVENT_METADATA_BYTES} of an axis event's` : undefined);
       for (const [refCharacter, rows] of byCharacter) {
         const character = run.characters.get(refCharacter);
         if (!character) {
@@ -544,19 +599,22 @@ export class ReferenceImportService {
           run.count('event', 'existing');
           continue;
         }
-        const names = rows.map((d) => axisNames.get(Number(d.axis_id))).filter((n): n is string => n !== undefined);
+        const why = eventRule ?? rows.map(deltaRule).find((r) => r !== undefined);
+        if (why !== undefined) {
+          run.count('event', 'skipped', `${label} character#${refCharacter}`, why);
+          continue;
+        }
+        const names = rows.map((d) => axisNames.get(Number(d.axis_id))!);
         const ids = await axisIds(character.worldId, names);
         await this.d.axisState.insertEvent(
           {
             characterId: character.id,
             worldId: character.worldId,
-            eventType: (types.get(Number(e.event_type_id)) ?? 'unknown').slice(0, 64),
+            eventType,
             description: `Imported from the reference server (event ${e.id}).`,
-            metadata: metadata.get(Number(e.id)) ?? {},
+            metadata: eventMetadata,
             createdAt: referenceTime(e.timestamp) ?? toDbTime(this.d.clock()),
-            deltas: rows
-              .filter((d) => axisNames.has(Number(d.axis_id)))
-              .map((d) => ({ axisId: ids.get(axisNames.get(Number(d.axis_id))!)!, oldScore: Number(d.old_score), newScore: Number(d.new_score) })),
+            deltas: rows.map((d) => ({ axisId: ids.get(axisNames.get(Number(d.axis_id))!)!, oldScore: Number(d.old_score), newScore: Number(d.new_score) })),
           },
           trx,
         );
@@ -601,21 +659,28 @@ export class ReferenceImportService {
         run.count('chat_messages', 'skipped', label, 'a whisper whose recipient no longer exists in the reference');
         continue;
       }
-      const sender = m.character_id === null || m.character_id === undefined ? undefined : run.characters.get(Number(m.character_id));
-      let senderName = sender?.name;
-      if (!sender) {
-        senderName = run.characterNames.get(Number(m.character_id)) ?? run.usernames.get(Number(m.user_id)) ?? 'Unknown';
-        reasons.push(`its sender's character was not imported: shown as '${senderName}'`);
-      }
       // Stored as this server stores chat: HTML-escaped, with the reference's [YELL]/[WHISPER: …] prefixes.
       const raw = m.message;
       const message = plainText(raw);
+      // What was said, as a player typed it: no longer than a command.
+      const said = [...decodeEntities(message.replace(CHAT_PREFIX, ''))].length;
+      if (said === 0) {
+        run.count('chat_messages', 'skipped', label, 'the message has no text');
+        continue;
+      }
+      if (said > MAX_COMMAND_CHARACTERS) {
+        run.count('chat_messages', 'skipped', label, `the message is ${said} characters long: this server's chat carries at most ${MAX_COMMAND_CHARACTERS} (a command's limit)`);
+        continue;
+      }
       if (message !== raw) reasons.push('invisible or control characters, or surrounding spaces, removed from the text');
+      const sender = m.character_id === null || m.character_id === undefined ? undefined : run.characters.get(Number(m.character_id));
+      const senderName = sender?.name ?? this.absentSender(run, m);
+      if (!sender) reasons.push(`its sender's character was not imported: shown as '${senderName}'`);
       const row: ImportedChat = {
         worldId: world.id,
         roomId,
         characterId: sender?.id ?? null,
-        senderName: [...senderName!].slice(0, 40).join(''),
+        senderName,
         channel: chatChannel(message, m.recipient_character_id),
         recipientCharacterId: recipient,
         message,
@@ -645,6 +710,20 @@ export class ReferenceImportService {
     }
   }
 
+  /**
+   * The name a message shows when its sender's character was not imported: that character's
+   * name, or else its account's, as this server would keep them; else 'Unknown'.
+   */
+  private absentSender(run: Run, m: Row): string {
+    const characterName = run.characterNames.get(Number(m.character_id));
+    const asCharacter = characterName === undefined ? undefined : importedCharacterName(characterName, false);
+    if (asCharacter !== undefined && typeof asCharacter !== 'string') return asCharacter.name;
+    const username = run.usernames.get(Number(m.user_id));
+    const asAccount = username === undefined ? undefined : importedUsername(username, false);
+    if (asAccount !== undefined && typeof asAccount !== 'string') return asAccount.username;
+    return 'Unknown';
+  }
+
   /** Imported chat that this server's retention ([chat] retention_days, max_messages_per_room) will delete at its next prune. */
   private noteRetention(run: Run, batch: readonly ImportedChat[]): void {
     const { retentionDays, maxMessagesPerRoom } = this.d.chat;
@@ -661,70 +740,41 @@ export class ReferenceImportService {
     }
   }
 
-  /**
-   * The policy store: the same tables here, copied row by row; what an earlier import (or this
-   * server's own world-package import) already holds is left alone.
-   */
+  /** The policy store: the same tables here, each row checked as this server checks its own (reference-policies.ts). */
   private async importPolicies(ref: ReferenceDatabase, run: Run, trx: Knex.Transaction): Promise<void> {
     if (!ref.hasPolicyStore) {
       run.note('policy', 'the reference database has no policy store');
       return;
     }
-    const copy = async (table: string, target: string, rows: Row[], key: (r: Row) => Record<string, unknown>, shape: (r: Row) => Record<string, unknown> | string) => {
-      for (const r of rows) {
-        const shaped = shape(r);
-        const label = `${table} ${Object.values(key(r)).join(' ')}`;
-        if (typeof shaped === 'string') run.count(table, 'skipped', label, shaped);
-        else if (await this.d.repo.exists(target, key(r), trx)) run.count(table, 'existing');
-        else {
-          await this.d.repo.insertRow(target, shaped, trx);
-          run.count(table, 'imported');
-        }
-      }
-    };
-    const pick = (r: Row, columns: string[]) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]));
-    await copy('policy_item', 'policy_items', await ref.rows('policy_item'), (r) => ({ policy_id: r.policy_id }), (r) => pick(r, ['policy_id', 'policy_type', 'namespace', 'policy_key', 'created_at']));
-    await copy('policy_variant', 'policy_variants', await ref.rows('policy_variant'), (r) => ({ policy_id: r.policy_id, variant: r.variant }), (r) =>
-      pick(r, ['policy_id', 'variant', 'schema_version', 'policy_version', 'status', 'content_json', 'content_hash', 'updated_at', 'updated_by']),
-    );
-    const worldCheck = (r: Row, columns: string[]) => (this.world(r.world_id) ? pick(r, columns) : `world '${String(r.world_id)}' is not loaded here`);
-    await copy('policy_activation', 'policy_activations', await ref.rows('policy_activation'), (r) => ({ world_id: r.world_id, client_profile: r.client_profile, policy_id: r.policy_id }), (r) => {
-      const row = worldCheck(r, ['world_id', 'client_profile', 'policy_id', 'variant', 'activated_at', 'activated_by']);
-      // The reference's rollback pointer names one of its own audit rows, whose id changes here.
-      return typeof row === 'string' ? row : { ...row, rollback_of_activation_id: null };
-    });
-    await copy('policy_validation_run', 'policy_validation_runs', await ref.rows('policy_validation_run'), (r) => pick(r, ['policy_id', 'variant', 'validated_at', 'validated_by']), (r) => ({
-      ...pick(r, ['policy_id', 'variant', 'errors_json', 'validated_at', 'validated_by']),
-      is_valid: Number(r.is_valid) === 1,
-    }));
-    await copy('policy_audit_event', 'policy_audit_events', await ref.rows('policy_audit_event'), (r) => pick(r, ['event_type', 'world_id', 'client_profile', 'policy_id', 'variant', 'created_at']), (r) =>
-      r.world_id === null ? 'an audit event with no world: audit events here belong to a world' : worldCheck(r, ['event_type', 'world_id', 'client_profile', 'policy_id', 'variant', 'actor', 'event_payload_json', 'created_at']),
-    );
-    await copy('policy_publish_run', 'policy_publish_runs', await ref.rows('policy_publish_run'), (r) => pick(r, ['world_id', 'client_profile', 'actor', 'created_at']), (r) =>
-      worldCheck(r, ['world_id', 'client_profile', 'actor', 'manifest_json', 'created_at']),
-    );
+    await importPolicyStore(ref, { tally: run, trx, repo: this.d.repo, policies: this.d.policies, world: (worldId) => this.world(worldId) });
   }
 
-  /** Each `*.jsonl` file of the ledger directory, line by line, into the event ledger (ids, times and checksums as they are). */
+  /**
+   * Each `*.jsonl` file of the ledger directory, line by line, into the event ledger (ids, times
+   * and checksums as they are). Regular files only (reference-ledger.ts): a link or a FIFO among
+   * them stops the import.
+   */
   private async importLedger(dir: string | undefined, run: Run, trx: Knex.Transaction): Promise<void> {
     if (dir === undefined) {
       run.note('ledger', 'no --ledger directory given: the reference ledger (its <world>.jsonl files) was not imported');
       return;
     }
-    let files: string[];
     try {
-      files = (await readdir(dir)).filter((f) => f.endsWith('.jsonl')).sort();
+      await this.importLedgerFiles(dir, run, trx);
     } catch (err) {
-      throw new ReferenceImportError(`Cannot read the ledger directory '${dir}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      if (err instanceof ReferenceLedgerError) throw new ReferenceImportError(`${err.message}. Nothing was written.`);
+      throw err;
     }
+  }
+
+  private async importLedgerFiles(dir: string, run: Run, trx: Knex.Transaction): Promise<void> {
+    const files = await ledgerFiles(dir);
     if (files.length === 0) run.note('ledger', `no .jsonl file in '${dir}'`);
     let unverified = 0;
     for (const file of files) {
-      const lines = (await readFile(path.join(dir, file), 'utf8')).split('\n');
-      for (const [i, line] of lines.entries()) {
-        if (line.trim() === '') continue;
-        const label = `${file}:${i + 1}`;
-        const envelope = ledgerEnvelope(line);
+      for await (const line of ledgerLines(file, MAX_LEDGER_LINE_BYTES)) {
+        const label = `${path.basename(file)}:${line.number}`;
+        const envelope = 'text' in line ? ledgerEnvelope(line.text) : `the line is ${line.tooLong} bytes long, over the ${MAX_LEDGER_LINE_BYTES} of a ledger line`;
         if (typeof envelope === 'string') {
           run.count('ledger', 'skipped', label, envelope);
           continue;
@@ -781,6 +831,27 @@ export function importedUsername(raw: string, selfRegistered: boolean): { userna
   return { username, notes };
 }
 
+/**
+ * Why a character's axis state cannot be kept as it is, or undefined: the seed as this server
+ * draws one (0..MAX_SEED; none is the reference's default 0), the snapshots as it writes them
+ * (no larger than the axis bundle they come from may be), text within its column.
+ */
+export function characterStateRule(c: Row): string | undefined {
+  const seed = c.state_seed ?? 0;
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0 || seed > MAX_SEED) return `state_seed ${String(seed)} is not a whole number from 0 to ${MAX_SEED}`;
+  const text = textRule('state_version', c.state_version, 64, { nullable: true }) ?? textRule('state_updated_at', c.state_updated_at, 32, { nullable: true });
+  if (text !== undefined) return text;
+  for (const column of ['base_state_json', 'current_state_json']) {
+    const value = c[column];
+    if (value === null || value === undefined) continue;
+    if (typeof value === 'string' && Buffer.byteLength(value) > MAX_CONTENT_BYTES) return `${column} is larger than the ${MAX_CONTENT_BYTES} bytes of an axis bundle`;
+    const parsed = jsonRule(column, value, 'object');
+    if (typeof parsed === 'string') return parsed;
+    if (!isAxisSnapshot(parsed.value)) return `${column} is not an axis snapshot as this server writes one ({world_id, seed, policy_hash, axes: {<axis>: {score, label}}})`;
+  }
+  return undefined;
+}
+
 /** Anything a character name may not hold here. */
 const NOT_NAME_CHARACTERS = /[^\p{L}' -]+/gu;
 
@@ -827,6 +898,7 @@ function ledgerEnvelope(line: string): LedgerLine | string {
   for (const [field, max] of Object.entries(limits)) {
     if (typeof v[field] !== 'string' || v[field] === '' || (v[field] as string).length > max) return `'${field}' is missing or not a string of at most ${max} characters`;
   }
+  if (!(LEDGER_EVENT_TYPES as readonly unknown[]).includes(v.event_type)) return `'event_type' is none of ${LEDGER_EVENT_TYPES.join(', ')}`;
   if (v.ipc_hash !== null && (typeof v.ipc_hash !== 'string' || v.ipc_hash.length > 64)) return "'ipc_hash' is neither null nor a string of at most 64 characters";
   for (const field of ['meta', 'data']) {
     const f = v[field];
