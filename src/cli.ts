@@ -22,6 +22,7 @@ import { DomainError } from './services/errors.ts';
 import { checkWorldPackage, exportWorld } from './services/building/world-export.ts';
 import path from 'node:path';
 import { ReferenceDatabaseError } from './integrations/reference-database.ts';
+import { claimSqlite, SqliteInUse } from './db/sqlite-serving.ts';
 import { formatImportReport } from './services/migration/import-report.ts';
 
 const HELP = `Usage: mud-server <command>
@@ -238,16 +239,22 @@ async function importReference(args: string[]): Promise<void> {
     else throw new CliError(usage);
   }
   if (!file) throw new CliError(usage);
-  await withServices(async (services) => {
-    const report = await services.referenceImport.run(file, {
-      ledgerDir,
-      dryRun: flags.has('--dry-run'),
-      merge: flags.has('--merge'),
-      allowSkips: flags.has('--allow-skips'),
-      progress: (line) => console.error(`import-reference: ${line}`),
-    });
-    process.stdout.write(formatImportReport(report));
-    if (report.skipped > 0 && !flags.has('--allow-skips')) process.exitCode = 1;
+  await withServices(async (services, _db, config) => {
+    // One transaction holds SQLite's write lock for the whole run: refused while a server serves the file (docs/decisions.md).
+    const release = config.database.url ? async () => {} : await claimSqlite(config.database.path, 'import-reference');
+    try {
+      const report = await services.referenceImport.run(file, {
+        ledgerDir,
+        dryRun: flags.has('--dry-run'),
+        merge: flags.has('--merge'),
+        allowSkips: flags.has('--allow-skips'),
+        progress: (line) => console.error(`import-reference: ${line}`),
+      });
+      process.stdout.write(formatImportReport(report));
+      if (report.skipped > 0 && !flags.has('--allow-skips')) process.exitCode = 1;
+    } finally {
+      await release();
+    }
   });
 }
 
@@ -278,7 +285,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await run(rest);
   } catch (err) {
-    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError].some((type) => err instanceof type);
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError, SqliteInUse].some((type) => err instanceof type);
     // Expected failures get one line; anything else is a bug and keeps its stack.
     console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);

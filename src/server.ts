@@ -8,6 +8,7 @@ import type { Config } from './config/config.ts';
 import type { Logger } from './logging/logger.ts';
 import { systemClock, type Clock } from './db/clock.ts';
 import { openDatabase, migrateLatest, type Db } from './db/database.ts';
+import { markServing } from './db/sqlite-serving.ts';
 import { WorldCatalog } from './services/worlds/world-catalog.ts';
 import { WorldLoadError } from './services/worlds/world-loader.ts';
 import { buildServices, type Services } from './services/container.ts';
@@ -117,7 +118,15 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
   const worlds = await loadWorlds(config);
   const telnetTls = tlsCredentials(config.telnet);
   const contract = loadContract();
-  const db = await openMigratedDatabase(config, logger, dbSchema);
+  // A SQLite file is marked served while this server runs, so that long writers (import-reference) refuse to run beside it.
+  const unmark = !config.database.url && config.database.path !== ':memory:' ? await markServing(config.database.path) : async () => {};
+  let db: Db;
+  try {
+    db = await openMigratedDatabase(config, logger, dbSchema);
+  } catch (err) {
+    await unmark();
+    throw err;
+  }
   const services = buildServices(db, config, clock, worlds, VERSION, logger);
   let maintenance: Maintenance | undefined;
   let telnet: TelnetServer | null = null;
@@ -153,6 +162,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
     await services.streams.stop();
     await services.close();
     await db.destroy();
+    await unmark();
     throw err;
   }
 
@@ -199,6 +209,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       // Writes the session activity still pending, so it must come before db.destroy().
       await services.close();
       await db.destroy();
+      await unmark();
       logger.info('Shutdown complete');
       resolveStopped();
     })();

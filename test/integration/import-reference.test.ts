@@ -12,13 +12,13 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { startTestServer, TestClock, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { openStream } from '../helpers/sse.ts';
-import { throwAwayDatabase } from '../helpers/cli-server.ts';
+import { startCliServer, throwAwayDatabase } from '../helpers/cli-server.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { newPlayer } from '../helpers/players.ts';
 import { ReferenceDatabaseError } from '../../src/integrations/reference-database.ts';
@@ -737,5 +737,41 @@ describe('mud-server import-reference (the command)', function () {
     } finally {
       await dropFresh();
     }
+  });
+});
+
+describe('mud-server import-reference beside a server on SQLite', function () {
+  this.timeout(180_000);
+  let dir: string;
+
+  before(function () {
+    // On PostgreSQL it runs beside the servers (rows, not the database, are locked).
+    if (usePostgres) this.skip();
+    dir = mkdtempSync(path.join(tmpdir(), 'mud-import-serving-'));
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is refused while a server serves the file, says what to do, and runs once the server is gone, even killed', async () => {
+    const database = path.join(dir, 'mud.db');
+    const server = startCliServer(['serve'], { ...SAMPLE_ENV, MUD_DB_PATH: database });
+    try {
+      await server.waitFor((line) => line.message === 'Server listening');
+      const refused = await cli(['import-reference', REFERENCE_DB, '--merge'], { MUD_DB_PATH: database });
+      expect(refused.code, refused.stdout).to.equal(1);
+      expect(refused.stderr.trim()).to.equal(
+        `mud-server: A server is serving the SQLite database '${database}': import-reference would hold its write lock for the whole run, and the server's logins and writes would fail meanwhile. Stop the server, run the command, then start the server again.`,
+      );
+      expect(refused.stdout).to.equal('');
+    } finally {
+      server.kill();
+      await server.exited;
+    }
+    // Killed with -9: its mark is left behind, but the lock under it went with the process.
+    expect(existsSync(`${database}-serving`)).to.equal(true);
+    const run = await cli(['import-reference', REFERENCE_DB, '--merge'], { MUD_DB_PATH: database });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/Imported\. Sessions are not carried over/);
   });
 });
