@@ -836,7 +836,7 @@ export function importedUsername(raw: string, selfRegistered: boolean): { userna
  * draws one (0..MAX_SEED; none is the reference's default 0), the snapshots as it writes them
  * (no larger than the axis bundle they come from may be), text within its column.
  */
-export function characterStateRule(c: Row): string | undefined {
+function characterStateRule(c: Row): string | undefined {
   const seed = c.state_seed ?? 0;
   if (typeof seed !== 'number' || !Number.isSafeInteger(seed) || seed < 0 || seed > MAX_SEED) return `state_seed ${String(seed)} is not a whole number from 0 to ${MAX_SEED}`;
   const text = textRule('state_version', c.state_version, 64, { nullable: true }) ?? textRule('state_updated_at', c.state_updated_at, 32, { nullable: true });
