@@ -850,9 +850,36 @@ export interface paths {
          *     Looking: `look`, `look <item|player>` and `examine <item|player>` (an item here or
          *     carried: its description; a player here: name, link-dead or not, what they carry),
          *     `exits`. Moving: the directions, and `go <direction>`. `who` and the room's players
-         *     mark link-dead characters `(link-dead)`.
+         *     mark link-dead characters `(link-dead)`. `GET /commands/{session_id}` lists the commands
+         *     the session may use.
+         *
+         *     An answer that shows a room (`look`, a move, `go`, `recall`) carries it as data too
+         *     (`room`), the same room its text shows.
          */
         post: operations["runCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/commands/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The commands this session may use
+         * @description Every command the session's role may use, in the order `help` lists them, from the same
+         *     table the game runs them by: its name and aliases, how it is typed, what it does, its
+         *     `help` section, and whether it needs an argument. Needs no character. The session may
+         *     also come as `Authorization: Bearer`.
+         */
+        get: operations["listCommands"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -917,7 +944,7 @@ export interface paths {
          *     | `leave` | `LeaveEvent` | another character leaves the room (walking, recall, logout) |
          *     | `item` | `ItemEvent` | another character takes or drops an item in the room |
          *     | `presence` | `PresenceEvent` | a character of the world comes online or goes offline |
-         *     | `room` | `RoomEvent` | the character itself moved: the new room and its `look` text |
+         *     | `room` | `RoomEvent` | the character itself moved, or builders changed its room: the room as data and its `look` text |
          *     | `end` | `EndEvent` | the server ends the stream (then closes the connection) |
          *
          *     The `id` of a chat event is the chat message id; other events carry
@@ -1891,11 +1918,71 @@ export interface components {
             character: string;
             online: boolean;
         };
-        /** @description `room`: the character itself moved. */
+        /** @description `room`: the character itself moved, or builders changed the room it stands in. */
         RoomEvent: {
             room_id: string;
             /** @description What `look` shows in the new room. */
             look: string;
+            room: components["schemas"]["Room"];
+        };
+        /** @description A room as the character sees it, the same as `look` shows it: its exits with the names of the rooms they lead to, the items lying there and the other characters in it. The lists name at most 50 entries each and count the rest (`more_items`, `more_characters`). */
+        Room: {
+            id: string;
+            name: string;
+            description: string;
+            exits: {
+                /** @enum {string} */
+                direction: "north" | "south" | "east" | "west" | "up" | "down";
+                /** @description The id of the room it leads to. */
+                to: string;
+                /** @description The name of the room it leads to. */
+                name: string;
+            }[];
+            items: {
+                name: string;
+            }[];
+            /** @description Items lying there beyond those listed. */
+            more_items: number;
+            /** @description The other characters in the room (not the one looking). */
+            characters: {
+                name: string;
+                /** @description Their player is away (`(link-dead)` in the text). */
+                linkdead: boolean;
+            }[];
+            /** @description Characters there beyond those listed. */
+            more_characters: number;
+        };
+        /** @description A command's outcome; `room` when the answer shows a room (look, a move, go, recall). */
+        CommandResult: {
+            success: boolean;
+            message: string;
+            room?: components["schemas"]["Room"];
+        };
+        CommandList: {
+            commands: components["schemas"]["CommandInfo"][];
+        };
+        CommandInfo: {
+            /** @description The command's verb. */
+            name: string;
+            aliases: string[];
+            /** @description How it is typed, e.g. `get <item>`. */
+            usage: string;
+            summary: string;
+            /**
+             * @description Its section in `help`.
+             * @enum {string}
+             */
+            section: "Movement" | "Actions" | "Communication" | "Building" | "Other";
+            /** @description What follows the verb, null when it takes nothing. */
+            argument: {
+                /**
+                 * @description What it names, so a client knows what to complete it from: an exit's direction, an item lying here, an item carried, an item here or carried or a character here (`target`), a character of the world, a message (which may name characters), or other text.
+                 * @enum {string}
+                 */
+                kind: "direction" | "item_here" | "item_carried" | "target" | "character" | "message" | "text";
+                /** @description The command is refused without it (with its usage). */
+                required: boolean;
+            } | null;
         };
         /** @description `end`: the server ends the stream and closes the connection. */
         EndEvent: {
@@ -4878,10 +4965,26 @@ export interface operations {
                     /**
                      * @example {
                      *       "success": true,
-                     *       "message": "You move north.\n\n=== Ropewalk Bridge ===\nA humped brick bridge.\n\n[Exits]:\n  - south: Lockkeeper's Square\n"
+                     *       "message": "You move north.\n\n=== Ropewalk Bridge ===\nA humped brick bridge.\n\n[Exits]:\n  - south: Lockkeeper's Square\n",
+                     *       "room": {
+                     *         "id": "ropewalk_bridge",
+                     *         "name": "Ropewalk Bridge",
+                     *         "description": "A humped brick bridge.",
+                     *         "exits": [
+                     *           {
+                     *             "direction": "south",
+                     *             "to": "lockkeepers_square",
+                     *             "name": "Lockkeeper's Square"
+                     *           }
+                     *         ],
+                     *         "items": [],
+                     *         "more_items": 0,
+                     *         "characters": [],
+                     *         "more_characters": 0
+                     *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["SuccessMessage"];
+                    "application/json": components["schemas"]["CommandResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4904,6 +5007,61 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCommands: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session token; an `Authorization: Bearer` header, when sent, must name the same session. */
+                session_id: components["parameters"]["SessionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The commands. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "commands": [
+                     *         {
+                     *           "name": "north",
+                     *           "aliases": [
+                     *             "n"
+                     *           ],
+                     *           "usage": "north",
+                     *           "summary": "Move north",
+                     *           "section": "Movement",
+                     *           "argument": null
+                     *         },
+                     *         {
+                     *           "name": "get",
+                     *           "aliases": [
+                     *             "take"
+                     *           ],
+                     *           "usage": "get <item>",
+                     *           "summary": "Pick up an item",
+                     *           "section": "Actions",
+                     *           "argument": {
+                     *             "kind": "item_here",
+                     *             "required": true
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CommandList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -92,7 +92,7 @@ async function loadWorlds(config: Config): Promise<WorldCatalog> {
 async function prepareDatabase(services: Services, worlds: WorldCatalog, clock: Clock, env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
   await worlds.syncTo(services.worldRepository, clock);
   await importWorldPolicies(worlds, services.policyRepository, services.importer, logger);
-  await services.game.seedItems();
+  await services.game.core.seedItems();
   const admin = await bootstrapSuperuser(services.users, services.hasher, clock, env);
   if (admin) logger.info('Created the bootstrap superuser', { username: admin });
 }

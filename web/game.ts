@@ -8,14 +8,12 @@ import { attention } from './attention.ts';
 import { h } from './dom.ts';
 import { connectLive, type LiveState } from './live.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
-import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, parseRoom, utcDate, type Room } from './text.ts';
+import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, utcDate } from './text.ts';
+
+type Room = Schemas['Room'];
+type CommandInfo = Schemas['CommandInfo'];
 
 const STATE_TEXT: Record<LiveState, string> = { connecting: 'Connecting…', live: 'Live', polling: 'Polling', away: 'Reconnecting…' };
-/**
- * Chat commands are answered by their chat message (an event, or the next poll), which shows
- * the words once; neither the typed line nor the reply is written too (docs/decisions.md).
- */
-const CHAT_VERBS = new Set(['say', 'chat', 'yell', 'whisper', 'tell', 'emote', 'pose', 'ooc']);
 /** `:waves` is `emote waves`. */
 const EMOTE_PREFIX = ':';
 /** How close to its end the log counts as showing the newest line. */
@@ -24,8 +22,6 @@ const AT_BOTTOM_PX = 48;
 const PHONE_WIDTH_PX = 760;
 /** …and a phone screen lower than this has its keyboard open. */
 const SHORT_SCREEN_PX = 560;
-/** Commands that change what lies in the room or is carried. */
-const ITEM_VERBS = new Set(['get', 'take', 'drop']);
 const MAX_LOG_LINES = 400;
 const MAX_HISTORY = 100;
 
@@ -43,6 +39,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const me = character.name;
   const worldName = session.worlds.find((world) => world.id === character.worldId)?.name ?? character.worldId;
   let room: Room | null = null;
+  /** The commands this session may use (GET /commands), for completion and to tell chat from actions. */
+  let commands: CommandInfo[] = [];
   let online: string[] = [];
   let inventory: string[] = [];
 
@@ -140,30 +138,30 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     roomName.textContent = room.name;
     roomDescription.textContent = room.description;
     exits.replaceChildren(
-      ...room.exits.map(({ direction, to }) =>
+      ...room.exits.map(({ direction, name }) =>
         h(
           'button',
-          { class: 'exit', attrs: { type: 'button', 'aria-label': `Go ${direction}${to ? ` to ${to}` : ''}` }, onClick: () => void send(direction) },
+          { class: 'exit', attrs: { type: 'button', 'aria-label': `Go ${direction} to ${name}` }, onClick: () => void send(direction) },
           h('span', { class: 'direction', text: capitalize(direction) }),
-          h('span', { class: 'to', text: to }),
+          h('span', { class: 'to', text: name }),
         ),
       ),
     );
     if (room.exits.length === 0) exits.append(h('p', { class: 'muted', text: 'No way out.' }));
     items.replaceChildren(
-      ...room.items.map((item) =>
-        h('li', {}, h('span', { text: item }), h('button', { class: 'small', text: 'Take', attrs: { type: 'button', 'aria-label': `Take ${item}` }, onClick: () => void send(`get ${item}`) })),
+      ...room.items.map(({ name }) =>
+        h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Take', attrs: { type: 'button', 'aria-label': `Take ${name}` }, onClick: () => void send(`get ${name}`) })),
       ),
     );
-    if (room.moreItems > 0) items.append(h('li', { class: 'muted', text: `and ${room.moreItems.toLocaleString('en-US')} more` }));
+    if (room.more_items > 0) items.append(h('li', { class: 'muted', text: `and ${room.more_items.toLocaleString('en-US')} more` }));
     if (room.items.length === 0) items.append(h('li', { class: 'muted', text: 'Nothing.' }));
     people.replaceChildren(
-      ...room.players.map((name) =>
-        h('li', {}, h('span', {}, name, ...(room!.linkdead.includes(name) ? [h('span', { class: 'muted', text: ' (link-dead)' })] : [])), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
+      ...room.characters.map(({ name, linkdead }) =>
+        h('li', {}, h('span', {}, name, ...(linkdead ? [h('span', { class: 'muted', text: ' (link-dead)' })] : [])), h('button', { class: 'small', text: 'Whisper', attrs: { type: 'button', 'aria-label': `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) })),
       ),
     );
-    if (room.morePlayers > 0) people.append(h('li', { class: 'muted', text: `and ${room.morePlayers.toLocaleString('en-US')} more` }));
-    if (room.players.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
+    if (room.more_characters > 0) people.append(h('li', { class: 'muted', text: `and ${room.more_characters.toLocaleString('en-US')} more` }));
+    if (room.characters.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
   };
 
   const renderSide = () => {
@@ -225,17 +223,20 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const refreshRoom = async (intoLog = false) => {
     const look = await call(api.POST('/command', { body: { command: 'look' } }));
     if (look.ok) {
-      const shown = parseRoom(look.data.message);
+      const shown = look.data.room;
       if (!shown) return;
-      setRoom(shown.room);
-      if (intoLog) showRoomInLog(shown.room);
+      setRoom(shown);
+      if (intoLog) showRoomInLog(shown);
     } else if (look.status === 409) nav.lobby();
   };
 
   const send = async (text: string) => {
     const line = text.trim().replace(/^\//, '');
     const verb = line.startsWith(EMOTE_PREFIX) ? 'emote' : line.split(/\s+/)[0]!.toLowerCase();
-    const chat = CHAT_VERBS.has(verb);
+    const known = commands.find((c) => c.name === verb || c.aliases.includes(verb));
+    // Talking is answered by its chat message (an event, or the next poll), which shows the
+    // words once: neither the typed line nor the reply is written too (docs/decisions.md).
+    const chat = known?.section === 'Communication';
     if (!chat) write('echo', text);
     const result = await call(api.POST('/command', { body: { command: text } }));
     // A chat command's words come back as its chat message; only a refused one shows what was typed.
@@ -251,13 +252,16 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       if (note) write('reply', note);
       return live.poke();
     }
-    const shown = parseRoom(message);
+    const shown = result.data.room;
     if (shown) {
-      if (shown.before) write(success ? 'reply' : 'error', shown.before);
-      setRoom(shown.room);
-      showRoomInLog(shown.room);
+      // The answer's first line is what happened ("You move north."); the room follows it.
+      const lead = message.split('\n')[0]!;
+      if (lead) write(success ? 'reply' : 'error', lead);
+      setRoom(shown);
+      showRoomInLog(shown);
     } else write(success ? 'reply' : 'error', message);
-    if (success && ITEM_VERBS.has(verb)) await Promise.all([refreshRoom(), refreshStatus()]);
+    // An action that shows no room may have changed what lies here or is carried (get, drop).
+    if (success && !shown && known?.section === 'Actions') await Promise.all([refreshRoom(), refreshStatus()]);
     if (success && verb === 'who') await refreshStatus();
   };
 
@@ -278,10 +282,11 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       return true;
     }
     const candidates = completions(command.value, {
+      commands,
       exits: room?.exits.map((exit) => exit.direction) ?? [],
-      items: room?.items ?? [],
+      items: room?.items.map((item) => item.name) ?? [],
       inventory,
-      people: [...(room?.players ?? []), ...online.filter((name) => name !== me)],
+      people: [...(room?.characters.map((c) => c.name) ?? []), ...online.filter((name) => name !== me)],
     });
     if (candidates.length === 0) return false;
     const shared = commonPrefix(candidates);
@@ -335,20 +340,20 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
-      if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
+      if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
       write('movement', movementLine('arrive', event.character, event.direction, event.cause));
     },
     leave: (event) => {
-      if (room) room.players = room.players.filter((name) => name !== event.character);
+      if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
       write('movement', movementLine('leave', event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === 'take' || event.action === 'vanish')) {
-        const index = room.items.indexOf(event.item);
+        const index = room.items.findIndex((item) => item.name === event.item);
         if (index >= 0) room.items.splice(index, 1);
-      } else room?.items.push(event.item);
+      } else room?.items.push({ name: event.item });
       renderRoom();
       write('movement', itemLine(event));
     },
@@ -356,10 +361,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       online = event.online ? [...new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
       renderSide();
     },
-    room: (event) => {
-      const shown = parseRoom(event.look);
-      if (shown) setRoom(shown.room);
-    },
+    room: (event) => setRoom(event.room),
     ended: (reason) => nav.ended(END_TEXT[reason]),
     state: (next) => {
       if (next === 'away' && (state === 'live' || state === 'polling')) write('system', 'Disconnected. Reconnecting…');
@@ -401,6 +403,9 @@ export function gameScreen(nav: Nav, session: Session): Screen {
 
   renderSide();
   void refreshRoom(true);
+  void call(api.GET('/commands/{session_id}', { params: { path: { session_id: session.id } } })).then((listed) => {
+    if (listed.ok) commands = listed.data.commands;
+  });
   void refreshStatus();
   return {
     element,

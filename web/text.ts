@@ -1,75 +1,15 @@
 /**
- * Reading the game's text answers and building what the page shows from them. The contract
- * gives rooms, inventories and chat prefixes only as text (src/services/game/game-service.ts
- * writes them), so this is the one place that knows their layout. No DOM here: Node runs it
- * in test/browser/play-text.test.ts.
+ * Reading what the game answers as text and completing what the player types. Rooms come as
+ * data (`room` in command answers and events) and the commands from GET /commands; the
+ * inventory of GET /status and chat prefixes are only text, so this is the one place that knows
+ * their layout. No DOM here: Node runs it in test/browser/play-text.test.ts.
  */
+import type { components } from '../generated/openapi.d.ts';
 
 // How chat and movement read is the game's, shared with the telnet door.
 export { chatLine, decodeEntities, END_TEXT, itemLine, movementLine, type ChatLine } from '../src/services/game/event-text.ts';
 
-export interface Exit {
-  direction: string;
-  to: string;
-}
-
-export interface Room {
-  name: string;
-  description: string;
-  items: string[];
-  players: string[];
-  /** Those of `players` whose player is away (link-dead). */
-  linkdead: string[];
-  /** Entries the room's text counts instead of naming (`(and 1,150 more)`). */
-  moreItems: number;
-  morePlayers: number;
-  exits: Exit[];
-}
-
-/** How the game marks a link-dead player in a list. */
-const LINKDEAD = / \(link-dead\)$/;
-
-const ROOM_HEADER = /^=== (.+) ===$/;
-const SECTION = /^\[(.+)\]:$/;
 const LIST_ITEM = /^ {2}- (.*)$/;
-const LIST_MORE = /^ {2}\(and ([\d,]+) more\)$/;
-
-/**
- * Splits a command answer that shows a room (`look`, a move, `recall`, the `room` event) into
- * the lines before the room and the room itself; null when it shows none.
- */
-export function parseRoom(text: string): { before: string; room: Room } | null {
-  const lines = text.split('\n');
-  const header = lines.findIndex((line) => ROOM_HEADER.test(line));
-  if (header < 0) return null;
-  const room: Room = { name: ROOM_HEADER.exec(lines[header]!)![1]!, description: '', items: [], players: [], linkdead: [], moreItems: 0, morePlayers: 0, exits: [] };
-  const description: string[] = [];
-  let section: string | null = null;
-  for (const line of lines.slice(header + 1)) {
-    const heading = SECTION.exec(line);
-    if (heading) {
-      section = heading[1]!;
-      continue;
-    }
-    const entry = LIST_ITEM.exec(line);
-    const more = Number(LIST_MORE.exec(line)?.[1]?.replaceAll(',', '') ?? 0);
-    if (section === null) description.push(line);
-    else if (more > 0 && section === 'Items here') room.moreItems = more;
-    else if (more > 0 && section === 'Players here') room.morePlayers = more;
-    else if (entry && section === 'Items here') room.items.push(entry[1]!);
-    else if (entry && section === 'Players here') {
-      const name = entry[1]!.replace(LINKDEAD, '');
-      room.players.push(name);
-      if (name !== entry[1]) room.linkdead.push(name);
-    }
-    else if (entry && section === 'Exits') {
-      const cut = entry[1]!.indexOf(': ');
-      room.exits.push(cut < 0 ? { direction: entry[1]!, to: '' } : { direction: entry[1]!.slice(0, cut), to: entry[1]!.slice(cut + 2) });
-    }
-  }
-  room.description = description.join('\n').trim();
-  return { before: lines.slice(0, header).join('\n').trim(), room };
-}
 
 /** The `  - name` lines of a listing such as `GET /status`'s inventory. */
 export function listEntries(text: string): string[] {
@@ -79,11 +19,11 @@ export function listEntries(text: string): string[] {
   });
 }
 
-/** Verbs of `help`; those that take an argument complete with a trailing space. */
-export const VERBS = ['north', 'south', 'east', 'west', 'up', 'down', 'go', 'exits', 'look', 'examine', 'inventory', 'get', 'take', 'drop', 'say', 'yell', 'emote', 'who', 'whisper', 'tell', 'ooc', 'recall', 'help'];
-const TAKES_ARGUMENT = new Set(['go', 'examine', 'get', 'take', 'drop', 'say', 'chat', 'yell', 'emote', 'pose', 'whisper', 'tell', 'ooc']);
+type CommandInfo = components['schemas']['CommandInfo'];
 
 export interface CompletionContext {
+  /** The commands the session may use (GET /commands). */
+  commands: readonly CommandInfo[];
   exits: string[];
   items: string[];
   inventory: string[];
@@ -92,34 +32,44 @@ export interface CompletionContext {
 }
 
 /**
- * Every full command line Tab may turn `input` into, best first: verbs and directions for the
- * first word; for the argument, items here (get/take), carried items (drop), people (whisper),
- * or for say/yell the last word from people's names.
+ * Every full command line Tab may turn `input` into, best first: directions and the commands'
+ * names for the first word (with a trailing space when an argument must follow); for the
+ * argument, what the command's argument names (GET /commands): an exit, an item here, an item
+ * carried, a character (then a space for the message), any of those (`target`), or for a message
+ * the last word from people's names.
  */
 export function completions(input: string, context: CompletionContext): string[] {
   const first = /^(\/?)(\S*)$/.exec(input);
   if (first) {
     const [, slash, word] = first;
-    const verbs = unique([...context.exits, ...VERBS]).filter((verb) => startsWith(verb, word!));
-    return verbs.map((verb) => `${slash}${verb}${TAKES_ARGUMENT.has(verb) ? ' ' : ''}`);
+    const required = new Set(context.commands.filter((c) => c.argument?.required).map((c) => c.name));
+    const verbs = unique([...context.exits, ...context.commands.map((c) => c.name)]).filter((verb) => startsWith(verb, word!));
+    return verbs.map((verb) => `${slash}${verb}${required.has(verb) ? ' ' : ''}`);
   }
-  const split = /^(\/?(\S+)\s+)(.*)$/s.exec(input)!;
-  const [, head, rawVerb, rest] = split;
+  const [, head, rawVerb, rest] = /^(\/?(\S+)\s+)(.*)$/s.exec(input)!;
   const verb = rawVerb!.toLowerCase();
   const whole = (names: string[], after: string) =>
     unique(names).filter((name) => startsWith(name, rest!)).map((name) => `${head}${name}${after}`);
-  if (verb === 'get' || verb === 'take') return whole(context.items, '');
-  if (verb === 'drop') return whole(context.inventory, '');
-  if (verb === 'whisper' || verb === 'tell') return whole(context.people, ' ');
-  if (verb === 'go') return whole(context.exits, '');
-  if (verb === 'examine') return whole([...context.items, ...context.inventory, ...context.people], '');
-  if (verb === 'say' || verb === 'chat' || verb === 'yell') {
-    const cut = rest!.lastIndexOf(' ') + 1;
-    const word = rest!.slice(cut);
-    if (word === '') return [];
-    return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest!.slice(0, cut)}${name}`);
+  switch (context.commands.find((c) => c.name === verb || c.aliases.includes(verb))?.argument?.kind) {
+    case 'direction':
+      return whole(context.exits, '');
+    case 'item_here':
+      return whole(context.items, '');
+    case 'item_carried':
+      return whole(context.inventory, '');
+    case 'target':
+      return whole([...context.items, ...context.inventory, ...context.people], '');
+    case 'character':
+      return whole(context.people, ' ');
+    case 'message': {
+      const cut = rest!.lastIndexOf(' ') + 1;
+      const word = rest!.slice(cut);
+      if (word === '') return [];
+      return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest!.slice(0, cut)}${name}`);
+    }
+    default:
+      return [];
   }
-  return [];
 }
 
 /** The longest start all candidates share, compared without letter case, cased as the first. */

@@ -969,73 +969,44 @@ var END_TEXT = {
 };
 
 // web/text.ts
-var LINKDEAD = / \(link-dead\)$/;
-var ROOM_HEADER = /^=== (.+) ===$/;
-var SECTION = /^\[(.+)\]:$/;
 var LIST_ITEM = /^ {2}- (.*)$/;
-var LIST_MORE = /^ {2}\(and ([\d,]+) more\)$/;
-function parseRoom(text) {
-  const lines = text.split("\n");
-  const header = lines.findIndex((line) => ROOM_HEADER.test(line));
-  if (header < 0) return null;
-  const room = { name: ROOM_HEADER.exec(lines[header])[1], description: "", items: [], players: [], linkdead: [], moreItems: 0, morePlayers: 0, exits: [] };
-  const description = [];
-  let section = null;
-  for (const line of lines.slice(header + 1)) {
-    const heading = SECTION.exec(line);
-    if (heading) {
-      section = heading[1];
-      continue;
-    }
-    const entry = LIST_ITEM.exec(line);
-    const more = Number(LIST_MORE.exec(line)?.[1]?.replaceAll(",", "") ?? 0);
-    if (section === null) description.push(line);
-    else if (more > 0 && section === "Items here") room.moreItems = more;
-    else if (more > 0 && section === "Players here") room.morePlayers = more;
-    else if (entry && section === "Items here") room.items.push(entry[1]);
-    else if (entry && section === "Players here") {
-      const name = entry[1].replace(LINKDEAD, "");
-      room.players.push(name);
-      if (name !== entry[1]) room.linkdead.push(name);
-    } else if (entry && section === "Exits") {
-      const cut = entry[1].indexOf(": ");
-      room.exits.push(cut < 0 ? { direction: entry[1], to: "" } : { direction: entry[1].slice(0, cut), to: entry[1].slice(cut + 2) });
-    }
-  }
-  room.description = description.join("\n").trim();
-  return { before: lines.slice(0, header).join("\n").trim(), room };
-}
 function listEntries(text) {
   return text.split("\n").flatMap((line) => {
     const entry = LIST_ITEM.exec(line);
     return entry ? [entry[1]] : [];
   });
 }
-var VERBS = ["north", "south", "east", "west", "up", "down", "go", "exits", "look", "examine", "inventory", "get", "take", "drop", "say", "yell", "emote", "who", "whisper", "tell", "ooc", "recall", "help"];
-var TAKES_ARGUMENT = /* @__PURE__ */ new Set(["go", "examine", "get", "take", "drop", "say", "chat", "yell", "emote", "pose", "whisper", "tell", "ooc"]);
 function completions(input2, context) {
   const first = /^(\/?)(\S*)$/.exec(input2);
   if (first) {
     const [, slash, word] = first;
-    const verbs = unique([...context.exits, ...VERBS]).filter((verb2) => startsWith(verb2, word));
-    return verbs.map((verb2) => `${slash}${verb2}${TAKES_ARGUMENT.has(verb2) ? " " : ""}`);
+    const required = new Set(context.commands.filter((c) => c.argument?.required).map((c) => c.name));
+    const verbs = unique([...context.exits, ...context.commands.map((c) => c.name)]).filter((verb2) => startsWith(verb2, word));
+    return verbs.map((verb2) => `${slash}${verb2}${required.has(verb2) ? " " : ""}`);
   }
-  const split = /^(\/?(\S+)\s+)(.*)$/s.exec(input2);
-  const [, head, rawVerb, rest] = split;
+  const [, head, rawVerb, rest] = /^(\/?(\S+)\s+)(.*)$/s.exec(input2);
   const verb = rawVerb.toLowerCase();
   const whole = (names, after) => unique(names).filter((name) => startsWith(name, rest)).map((name) => `${head}${name}${after}`);
-  if (verb === "get" || verb === "take") return whole(context.items, "");
-  if (verb === "drop") return whole(context.inventory, "");
-  if (verb === "whisper" || verb === "tell") return whole(context.people, " ");
-  if (verb === "go") return whole(context.exits, "");
-  if (verb === "examine") return whole([...context.items, ...context.inventory, ...context.people], "");
-  if (verb === "say" || verb === "chat" || verb === "yell") {
-    const cut = rest.lastIndexOf(" ") + 1;
-    const word = rest.slice(cut);
-    if (word === "") return [];
-    return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest.slice(0, cut)}${name}`);
+  switch (context.commands.find((c) => c.name === verb || c.aliases.includes(verb))?.argument?.kind) {
+    case "direction":
+      return whole(context.exits, "");
+    case "item_here":
+      return whole(context.items, "");
+    case "item_carried":
+      return whole(context.inventory, "");
+    case "target":
+      return whole([...context.items, ...context.inventory, ...context.people], "");
+    case "character":
+      return whole(context.people, " ");
+    case "message": {
+      const cut = rest.lastIndexOf(" ") + 1;
+      const word = rest.slice(cut);
+      if (word === "") return [];
+      return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest.slice(0, cut)}${name}`);
+    }
+    default:
+      return [];
   }
-  return [];
 }
 function commonPrefix(candidates) {
   if (candidates.length === 0) return "";
@@ -1395,12 +1366,10 @@ function accountButtons(nav2, session2) {
 
 // web/game.ts
 var STATE_TEXT = { connecting: "Connecting…", live: "Live", polling: "Polling", away: "Reconnecting…" };
-var CHAT_VERBS = /* @__PURE__ */ new Set(["say", "chat", "yell", "whisper", "tell", "emote", "pose", "ooc"]);
 var EMOTE_PREFIX = ":";
 var AT_BOTTOM_PX = 48;
 var PHONE_WIDTH_PX = 760;
 var SHORT_SCREEN_PX = 560;
-var ITEM_VERBS = /* @__PURE__ */ new Set(["get", "take", "drop"]);
 var MAX_LOG_LINES = 400;
 var MAX_HISTORY = 100;
 var capitalize = (word) => word.charAt(0).toUpperCase() + word.slice(1);
@@ -1414,6 +1383,7 @@ function gameScreen(nav2, session2) {
   const me = character.name;
   const worldName = session2.worlds.find((world) => world.id === character.worldId)?.name ?? character.worldId;
   let room = null;
+  let commands = [];
   let online = [];
   let inventory = [];
   const connection2 = h("span", { class: "connection", attrs: { role: "status" } });
@@ -1505,29 +1475,29 @@ function gameScreen(nav2, session2) {
     roomDescription.textContent = room.description;
     exits.replaceChildren(
       ...room.exits.map(
-        ({ direction, to }) => h(
+        ({ direction, name }) => h(
           "button",
-          { class: "exit", attrs: { type: "button", "aria-label": `Go ${direction}${to ? ` to ${to}` : ""}` }, onClick: () => void send(direction) },
+          { class: "exit", attrs: { type: "button", "aria-label": `Go ${direction} to ${name}` }, onClick: () => void send(direction) },
           h("span", { class: "direction", text: capitalize(direction) }),
-          h("span", { class: "to", text: to })
+          h("span", { class: "to", text: name })
         )
       )
     );
     if (room.exits.length === 0) exits.append(h("p", { class: "muted", text: "No way out." }));
     items.replaceChildren(
       ...room.items.map(
-        (item) => h("li", {}, h("span", { text: item }), h("button", { class: "small", text: "Take", attrs: { type: "button", "aria-label": `Take ${item}` }, onClick: () => void send(`get ${item}`) }))
+        ({ name }) => h("li", {}, h("span", { text: name }), h("button", { class: "small", text: "Take", attrs: { type: "button", "aria-label": `Take ${name}` }, onClick: () => void send(`get ${name}`) }))
       )
     );
-    if (room.moreItems > 0) items.append(h("li", { class: "muted", text: `and ${room.moreItems.toLocaleString("en-US")} more` }));
+    if (room.more_items > 0) items.append(h("li", { class: "muted", text: `and ${room.more_items.toLocaleString("en-US")} more` }));
     if (room.items.length === 0) items.append(h("li", { class: "muted", text: "Nothing." }));
     people.replaceChildren(
-      ...room.players.map(
-        (name) => h("li", {}, h("span", {}, name, ...room.linkdead.includes(name) ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
+      ...room.characters.map(
+        ({ name, linkdead }) => h("li", {}, h("span", {}, name, ...linkdead ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
       )
     );
-    if (room.morePlayers > 0) people.append(h("li", { class: "muted", text: `and ${room.morePlayers.toLocaleString("en-US")} more` }));
-    if (room.players.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
+    if (room.more_characters > 0) people.append(h("li", { class: "muted", text: `and ${room.more_characters.toLocaleString("en-US")} more` }));
+    if (room.characters.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
   };
   const renderSide = () => {
     onlineTitle.textContent = `Online (${online.length})`;
@@ -1575,16 +1545,17 @@ function gameScreen(nav2, session2) {
   const refreshRoom = async (intoLog = false) => {
     const look = await call(api.POST("/command", { body: { command: "look" } }));
     if (look.ok) {
-      const shown = parseRoom(look.data.message);
+      const shown = look.data.room;
       if (!shown) return;
-      setRoom(shown.room);
-      if (intoLog) showRoomInLog(shown.room);
+      setRoom(shown);
+      if (intoLog) showRoomInLog(shown);
     } else if (look.status === 409) nav2.lobby();
   };
   const send = async (text) => {
     const line = text.trim().replace(/^\//, "");
     const verb = line.startsWith(EMOTE_PREFIX) ? "emote" : line.split(/\s+/)[0].toLowerCase();
-    const chat = CHAT_VERBS.has(verb);
+    const known = commands.find((c) => c.name === verb || c.aliases.includes(verb));
+    const chat = known?.section === "Communication";
     if (!chat) write("echo", text);
     const result = await call(api.POST("/command", { body: { command: text } }));
     if (chat && !(result.ok && result.data.success)) write("echo", text);
@@ -1598,13 +1569,14 @@ function gameScreen(nav2, session2) {
       if (note) write("reply", note);
       return live.poke();
     }
-    const shown = parseRoom(message);
+    const shown = result.data.room;
     if (shown) {
-      if (shown.before) write(success ? "reply" : "error", shown.before);
-      setRoom(shown.room);
-      showRoomInLog(shown.room);
+      const lead = message.split("\n")[0];
+      if (lead) write(success ? "reply" : "error", lead);
+      setRoom(shown);
+      showRoomInLog(shown);
     } else write(success ? "reply" : "error", message);
-    if (success && ITEM_VERBS.has(verb)) await Promise.all([refreshRoom(), refreshStatus()]);
+    if (success && !shown && known?.section === "Actions") await Promise.all([refreshRoom(), refreshStatus()]);
     if (success && verb === "who") await refreshStatus();
   };
   const history = [];
@@ -1621,10 +1593,11 @@ function gameScreen(nav2, session2) {
       return true;
     }
     const candidates = completions(command.value, {
+      commands,
       exits: room?.exits.map((exit) => exit.direction) ?? [],
-      items: room?.items ?? [],
+      items: room?.items.map((item) => item.name) ?? [],
       inventory,
-      people: [...room?.players ?? [], ...online.filter((name) => name !== me)]
+      people: [...room?.characters.map((c) => c.name) ?? [], ...online.filter((name) => name !== me)]
     });
     if (candidates.length === 0) return false;
     const shared = commonPrefix(candidates);
@@ -1673,20 +1646,20 @@ function gameScreen(nav2, session2) {
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
-      if (room && event.character !== me && !room.players.includes(event.character)) room.players.push(event.character);
+      if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
       write("movement", movementLine("arrive", event.character, event.direction, event.cause));
     },
     leave: (event) => {
-      if (room) room.players = room.players.filter((name) => name !== event.character);
+      if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
       write("movement", movementLine("leave", event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === "take" || event.action === "vanish")) {
-        const index = room.items.indexOf(event.item);
+        const index = room.items.findIndex((item) => item.name === event.item);
         if (index >= 0) room.items.splice(index, 1);
-      } else room?.items.push(event.item);
+      } else room?.items.push({ name: event.item });
       renderRoom();
       write("movement", itemLine(event));
     },
@@ -1694,10 +1667,7 @@ function gameScreen(nav2, session2) {
       online = event.online ? [.../* @__PURE__ */ new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
       renderSide();
     },
-    room: (event) => {
-      const shown = parseRoom(event.look);
-      if (shown) setRoom(shown.room);
-    },
+    room: (event) => setRoom(event.room),
     ended: (reason) => nav2.ended(END_TEXT[reason]),
     state: (next) => {
       if (next === "away" && (state === "live" || state === "polling")) write("system", "Disconnected. Reconnecting…");
@@ -1736,6 +1706,9 @@ function gameScreen(nav2, session2) {
   };
   renderSide();
   void refreshRoom(true);
+  void call(api.GET("/commands/{session_id}", { params: { path: { session_id: session2.id } } })).then((listed) => {
+    if (listed.ok) commands = listed.data.commands;
+  });
   void refreshStatus();
   return {
     element,

@@ -81,7 +81,7 @@ export function createApp({ config, logger, contract, version, services, request
 
   const limits = createRateLimits(services.limits);
   // First: the routes every client calls every second pass no other router's layers.
-  app.use(gameRouter(services.sessions, services.game, services.streams, limits));
+  app.use(gameRouter(services.sessions, services.game, services.streams));
   app.use(publicRouter(services.health, version));
   app.use(metricsRouter({ mode: config.metrics.mode, metrics, sessions: services.sessions }));
   app.use(accountsRouter(services.accounts, services.sessions, limits));

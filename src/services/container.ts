@@ -32,6 +32,7 @@ import { CharacterService, type EntityGenerator } from './characters/character-s
 import { EntryService } from './characters/entry-service.ts';
 import { GameRepository } from '../db/repositories/game-repository.ts';
 import { GameService } from './game/game-service.ts';
+import { GameCore } from './game/game-core.ts';
 import { OllamaClient } from '../integrations/ollama.ts';
 import { Translator } from './lab/translation.ts';
 import { LabService } from './lab/lab-service.ts';
@@ -218,24 +219,23 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const gameRepository = new GameRepository(db);
   const ledgerRepository = new LedgerRepository(db);
   const ledger = new LedgerService(ledgerRepository, clock);
-  const game = new GameService(gameRepository, worlds, clock, events, config.presence.idleSeconds * 1000, config.building.maxItemsPerRoom, {
-    db,
-    policies,
-    axisState,
-    characters,
-    state: characterState,
-    ledger,
-    translator: new Translator(ollama),
-    translation: config.translation,
-    logger,
-  }, limits.oocByCharacter);
+  const core = new GameCore({
+    repo: gameRepository,
+    worlds,
+    clock,
+    bus: events,
+    idleMs: config.presence.idleSeconds * 1000,
+    maxItemsPerRoom: config.building.maxItemsPerRoom,
+    chat: { db, policies, axisState, characters, state: characterState, ledger, translator: new Translator(ollama), translation: config.translation, logger },
+  });
+  const game = new GameService(core, { commands: limits.commandBySession, ooc: limits.oocByCharacter });
   const instanceId = randomUUID();
   // Several instances share a PostgreSQL database: the stream limits count theirs too. SQLite serves one.
   const streamsElsewhere = config.database.url
     ? (holder: StreamHolder) => sessionRepository.streamsElsewhere(instanceId, holder.accountId, holder.address, toDbTime(clock()))
     : null;
   const quota = new CountedStreamQuota(config.events, streamsElsewhere);
-  const streams = new EventStreams({ bus: events, quota, instanceId, game, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const streams = new EventStreams({ bus: events, quota, instanceId, game: core, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
   const linkdeadMs = config.presence.linkdeadSeconds * 1000;
   const sweepLinkdead = async (): Promise<number> => {
     await streams.renewLeases();

@@ -12,13 +12,13 @@ import type { Config } from '../config/config.ts';
 import type { StreamEndReason } from '../db/event-bus.ts';
 import type { CharacterSummary } from '../db/repositories/character-repository.ts';
 import type { Logger } from '../logging/logger.ts';
-import type { AuthenticatedSession } from '../services/accounts/session-service.ts';
+import { sessionActor, type AuthenticatedSession } from '../services/accounts/session-service.ts';
 import type { Services } from '../services/container.ts';
 import type { WorldEntry } from '../services/worlds/world-access.ts';
 import { DomainError, Unauthenticated } from '../services/errors.ts';
 import { chatLine, chatText, END_TEXT, itemLine, movementLine } from '../services/game/event-text.ts';
 import type { EventListener, StreamEventName } from '../services/game/event-streams.ts';
-import { sessionPlayer, type Player } from '../services/game/game-service.ts';
+import type { Actor } from '../services/game/command-table.ts';
 import { parseCommand } from '../services/game/plain-text.ts';
 import { usernameKey, type Limit } from '../services/limits/limits.ts';
 import * as gmcp from './gmcp.ts';
@@ -143,7 +143,7 @@ export class TelnetConnection {
   private token: string | null = null;
   private session: AuthenticatedSession | null = null;
   private characters: CharacterSummary[] = [];
-  private player: Player | null = null;
+  private player: Actor | null = null;
   /** The room the character stands in, as the door last heard. */
   private shownRoom: string | null = null;
   /** What the player last read of its room: the answer to its last command, or the room last shown. */
@@ -363,7 +363,7 @@ export class TelnetConnection {
   private async enter(characterId: number, worldId: string): Promise<void> {
     await this.s.characters.select(await this.validSession(), characterId, worldId);
     const session = await this.validSession();
-    const player = sessionPlayer(session);
+    const player = sessionActor(session);
     await this.s.streams.listen(session.id, { accountId: session.userId, address: this.c.address }, player, this.listener);
     this.player = player;
     this.shownRoom = player.roomId;
@@ -372,7 +372,7 @@ export class TelnetConnection {
     this.print(`You play ${player.name} in ${world?.name ?? player.worldId}. Type help for the commands.`);
     if (player.roomId) {
       this.sendRoomInfo(player.roomId);
-      this.lastRead = await this.s.game.describeRoom(player, player.roomId);
+      this.lastRead = (await this.s.game.core.showRoom(player, player.roomId))?.look ?? '';
       this.write(this.terminal.text(this.lastRead));
     }
   }
@@ -384,11 +384,9 @@ export class TelnetConnection {
     const own = PLAYING[verb];
     if (own) return own(this, args);
     const session = await this.validSession();
-    const player = sessionPlayer(session);
-    await this.limit(this.s.limits.commandBySession, String(session.id));
     this.busy = true;
     try {
-      const result = await this.s.game.command(player, text.normalize('NFC'));
+      const result = await this.s.game.play(sessionActor(session), text, String(session.id));
       this.write(this.terminal.text(verb === 'help' || verb === '?' ? `${result.message}\n${TELNET_HELP}` : result.message));
       this.lastRead = result.message;
     } finally {

@@ -17,6 +17,8 @@ export interface Player {
 export interface CommandReply {
   success: boolean;
   message: string;
+  /** The room the answer shows, as data (look, a move, go, recall). */
+  room?: { id: string; name: string; description: string; exits: Array<{ direction: string; to: string; name: string }>; items: Array<{ name: string }>; more_items: number; characters: Array<{ name: string; linkdead: boolean }>; more_characters: number };
 }
 
 export interface GameStatus {
@@ -71,7 +73,7 @@ export async function newPlayer(server: TestServer, first = 'Tester', roomId?: s
 export async function cmd(player: Player, command: string): Promise<CommandReply> {
   const res = await player.server.post('/command', { session_id: player.sessionId, command });
   expect(res.status, `${command}: ${res.text}`).to.equal(200);
-  expect(Object.keys(res.body).sort()).to.deep.equal(['message', 'success']);
+  expect(Object.keys(res.body).filter((key) => key !== 'room').sort()).to.deep.equal(['message', 'success']);
   return res.body;
 }
 
@@ -94,7 +96,7 @@ export async function resetGame(server: TestServer): Promise<void> {
   await server.db('chat_messages').del();
   await server.db('item_instances').del();
   await server.db('world_seeds').del();
-  await server.services.game.seedItems();
+  await server.services.game.core.seedItems();
   await wroteBehindServer(server);
 }
 

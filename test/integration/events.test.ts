@@ -6,7 +6,7 @@
 import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { loginAs, newPlayer, okCmd, resetGame, selectCharacter, type Player } from '../helpers/players.ts';
+import { cmd, loginAs, newPlayer, okCmd, resetGame, selectCharacter, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, sessionFor } from '../helpers/accounts.ts';
 
@@ -111,9 +111,8 @@ describe(`live events (${DB_NAME})`, function () {
     const a = await newPlayer(server, 'Anna', 'lockkeepers_square');
     const b = await newPlayer(server, 'Bert', 'lockkeepers_square');
     const stream = await listen(b);
-    const items = await server.services.game.describeRoom({ characterId: a.characterId, name: a.name, worldId: 'emberwick', roomId: 'lockkeepers_square', role: 'player' }, 'lockkeepers_square');
-    const itemName = /\[Items here\]:\n {2}- ([^\n]+)\n/.exec(items)?.[1];
-    expect(itemName, items).to.be.a('string');
+    const itemName = (await cmd(a, 'look')).room?.items[0]?.name;
+    expect(itemName).to.be.a('string');
     await okCmd(a, `get ${itemName}`);
     expect((await stream.nextOf('item')).data).to.deep.equal({ character: a.name, item: itemName, action: 'take', room_id: 'lockkeepers_square' });
     await server.post('/logout', { session_id: a.sessionId });

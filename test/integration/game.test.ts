@@ -129,7 +129,10 @@ async function placeIn(player: Player, roomId: string): Promise<void> {
 
 
 async function expectReply(player: Player, command: string, success: boolean, message: string): Promise<void> {
-  expect(await cmd(player, command), command).to.deep.equal({ success, message });
+  const reply = await cmd(player, command);
+  expect({ success: reply.success, message: reply.message }, command).to.deep.equal({ success, message });
+  // An answer that shows a room carries that room as data too.
+  expect(reply.room?.name, command).to.equal(/\n=== (.+) ===\n/.exec(message)?.[1]);
 }
 
 async function look(player: Player): Promise<string> {

@@ -2,11 +2,11 @@
  * The HTTP door's abuse limits: each route counts its requests in one of the service's limits
  * (src/services/limits/limits.ts) by the client address, the requested username or the
  * session, and answers 429 with Retry-After past it. Failed passwords are counted per account
- * by the account service, which alone knows whether a name is an account.
+ * by the account service, which alone knows whether a name is an account; game commands by the
+ * game's one entry (GameService.play), for every door alike.
  */
 import type { Request, RequestHandler } from 'express';
 import { addressKey, usernameKey, type Limit, type Limits } from '../../services/limits/limits.ts';
-import { sessionOf } from './auth.ts';
 
 function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
   return async (req, _res, next) => {
@@ -17,16 +17,12 @@ function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
 /** The client address as every per-address limit counts it (IPv6 by its /56). */
 export const byAddress = (req: Request): string => addressKey(req.ip ?? 'unknown');
 const byBodyUsername = (req: Request): string => usernameKey(String((req.body as { username?: unknown })?.username ?? ''));
-// The row id, not the token: counts keyed by a secret would keep it in the store.
-const bySession = (req: Request): string => String(sessionOf(req.res!).id);
 
 export interface RateLimits {
   loginByAddress: RequestHandler;
   registerByAddress: RequestHandler;
   registerByUsername: RequestHandler;
   changePasswordByAddress: RequestHandler;
-  /** Must run after authentication: it keys on the session. */
-  commandBySession: RequestHandler;
 }
 
 export function createRateLimits(limits: Limits): RateLimits {
@@ -35,6 +31,5 @@ export function createRateLimits(limits: Limits): RateLimits {
     registerByAddress: limitBy(limits.registerByAddress, byAddress),
     registerByUsername: limitBy(limits.registerByUsername, byBodyUsername),
     changePasswordByAddress: limitBy(limits.changePasswordByAddress, byAddress),
-    commandBySession: limitBy(limits.commandBySession, bySession),
   };
 }

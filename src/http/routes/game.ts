@@ -1,19 +1,20 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import type { SessionService } from '../../services/accounts/session-service.ts';
-import { sessionPlayer, type GameService, type Player } from '../../services/game/game-service.ts';
+import { sessionActor, type SessionService } from '../../services/accounts/session-service.ts';
+import type { Actor } from '../../services/game/command-table.ts';
+import type { GameService } from '../../services/game/game-service.ts';
 import { resumePoint, type EventStreams, type StreamSink } from '../../services/game/event-streams.ts';
 import { queryInt } from '../query.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
-import { byAddress, type RateLimits } from '../middleware/rate-limit.ts';
+import { byAddress } from '../middleware/rate-limit.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
 const requireCharacter: RequestHandler = (_req, res, next) => {
-  res.locals.player = sessionPlayer(sessionOf(res));
+  res.locals.actor = sessionActor(sessionOf(res));
   next();
 };
 
-const playerOf = (res: Response): Player => res.locals.player as Player;
+const actorOf = (res: Response): Actor => res.locals.actor as Actor;
 
 /** The JSON of each world's active names, by the list GameService.status shares until it changes. */
 const namesJson = new WeakMap<readonly string[], string>();
@@ -31,16 +32,20 @@ function statusJson(status: components['schemas']['GameStatus']): string {
 /** Sent with the first frame; proxies must neither cache nor buffer the stream (nginx reads X-Accel-Buffering). */
 const STREAM_HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' };
 
-export function gameRouter(sessions: SessionService, game: GameService, streams: EventStreams, limits: RateLimits): Router {
+export function gameRouter(sessions: SessionService, game: GameService, streams: EventStreams): Router {
   const router = Router();
-  router.post('/command', authenticate(sessions, 'body'), limits.commandBySession, requireCharacter, async (req, res) => {
-    res.json(await game.command(playerOf(res), String(req.body.command)));
+  router.post('/command', authenticate(sessions, 'body'), requireCharacter, async (req, res) => {
+    // The throttle counts the session's row id, never its token (counts keyed by a secret would keep it in the store).
+    res.json(await game.play(actorOf(res), String(req.body.command), String(sessionOf(res).id)));
+  });
+  router.get('/commands/:session_id', authenticate(sessions, 'params'), (_req, res) => {
+    res.json({ commands: game.commands(sessionOf(res).role) });
   });
   router.get('/status/:session_id', authenticate(sessions, 'params'), requireCharacter, async (_req, res) => {
-    res.type('application/json').send(statusJson(await game.status(playerOf(res))));
+    res.type('application/json').send(statusJson(await game.status(actorOf(res))));
   });
   router.get('/chat/:session_id', authenticate(sessions, 'params'), requireCharacter, async (req, res) => {
-    res.json(await game.chat(playerOf(res), queryInt(req.query.after, 0)));
+    res.json(await game.chat(actorOf(res), queryInt(req.query.after, 0)));
   });
   // Frames are written straight to the socket: the response validator only sees res.json
   // bodies, and nothing in the app compresses, so no event is held back.
@@ -62,7 +67,7 @@ export function gameRouter(sessions: SessionService, game: GameService, streams:
       },
     };
     const session = sessionOf(res);
-    await streams.open(session.id, { accountId: session.userId, address: byAddress(req) }, playerOf(res), resumePoint(req.get('last-event-id')), sink);
+    await streams.open(session.id, { accountId: session.userId, address: byAddress(req) }, actorOf(res), resumePoint(req.get('last-event-id')), sink);
   });
   return router;
 }

@@ -5,11 +5,10 @@
  * the API's; a refusal is the command's failure message. They act on the room or item as it is
  * now (no version to send: each is one small change made on the spot).
  */
+import type { Room } from '../worlds/world-loader.ts';
 import { DomainError, InvalidInput } from '../errors.ts';
-import { fail, ok, type Command, type CommandResult, type Player } from '../game/command-table.ts';
+import { fail, ok, type Actor, type ArgumentKind, type CommandResult, type RoomCommand, type Turn } from '../game/command-table.ts';
 import type { BuildItem, BuildService, Builder } from './build-service.ts';
-
-const NOT_IN_ROOM = 'You are not in a valid room.';
 
 /** The item a builder names: by its whole name, else by the start of it, in any letter case. */
 function pick(items: readonly BuildItem[], wanted: string): BuildItem | undefined {
@@ -22,16 +21,17 @@ function longestName(items: readonly BuildItem[]): number {
   return Math.max(0, ...items.map((i) => i.name.split(/\s+/).length));
 }
 
-export function buildCommands(build: BuildService): Command[] {
-  /** Runs a builder's command for a player standing in a room; a refusal becomes its message. */
-  const inRoom = (usage: string, run: (builder: Builder, player: Player & { roomId: string }, args: string) => Promise<string>) => {
-    return async (player: Player, args: string): Promise<CommandResult> => {
-      if (!player.roomId) return fail(NOT_IN_ROOM);
-      if (usage && !args) return fail(`Usage: ${usage}`);
+export function buildCommands(build: BuildService): RoomCommand[] {
+  /**
+   * A builder's command: it acts as the actor's account, on the room it stands in (the table
+   * checked that it stands in one, and that the argument is there); a refusal is its message.
+   */
+  const asBuilder = (run: (builder: Builder, actor: Actor, room: Room, args: string) => Promise<string>) => {
+    return async ({ actor, room, args }: Turn<Room>): Promise<CommandResult> => {
       try {
-        const account = await build.accountOf(player.characterId);
-        const builder: Builder = { role: player.role, userId: account.userId, username: account.username, worldId: player.worldId, via: 'game' };
-        return ok(await run(builder, { ...player, roomId: player.roomId }, args));
+        const account = await build.accountOf(actor.characterId);
+        const builder: Builder = { role: actor.role, userId: account.userId, username: account.username, worldId: actor.worldId, via: 'game' };
+        return ok(await run(builder, actor, room, args));
       } catch (err) {
         if (err instanceof DomainError) return fail(err.message);
         throw err;
@@ -49,8 +49,8 @@ export function buildCommands(build: BuildService): Command[] {
    * An item lying here named by the longest leading run of words, and the text after it. The
    * room's items are read once and matched in memory, however long the text.
    */
-  const itemAndText = async (player: Player & { roomId: string }, args: string) => {
-    const items = await build.itemsLyingIn(player.worldId, player.roomId);
+  const itemAndText = async (actor: Actor, room: Room, args: string) => {
+    const items = await build.itemsLyingIn(actor.worldId, room.id);
     const words = args.split(/\s+/);
     for (let count = Math.min(words.length - 1, longestName(items)); count >= 1; count--) {
       const item = pick(items, words.slice(0, count).join(' '));
@@ -59,98 +59,70 @@ export function buildCommands(build: BuildService): Command[] {
     return null;
   };
 
-  const section = 'Building' as const;
+  /** A builder's verb: permission EDIT_WORLD, a room to stand in, and `Usage: …` for a missing argument. */
+  const verb = (name: string, usage: string, summary: string, run: RoomCommand['run'], argument: ArgumentKind | null = 'text'): RoomCommand => ({
+    verbs: [name],
+    permission: 'edit_world',
+    needsRoom: true,
+    usage,
+    summary,
+    ...(argument ? { argument: { kind: argument, missing: `Usage: ${usage}` } } : {}),
+    help: { section: 'Building', lines: [`${usage} - ${summary}`] },
+    run,
+  });
+
   return [
-    {
-      verbs: ['@dig'],
-      permission: 'edit_world',
-      help: { section, lines: ['@dig <direction> <room name> - Dig a new room that way, joined both ways'] },
-      run: inRoom('@dig <direction> <room name>', async (builder, player, args) => {
-        const parts = split(args);
-        if (!parts) throw new InvalidInput('Usage: @dig <direction> <room name>');
-        const room = await build.dig(builder, player.worldId, player.roomId, parts[0].toLowerCase(), parts[1]);
-        return `You dig ${parts[0].toLowerCase()} and make ${room.name} (${room.id}).`;
+    verb('@dig', '@dig <direction> <room name>', 'Dig a new room that way, joined both ways', asBuilder(async (builder, actor, room, args) => {
+      const parts = split(args);
+      if (!parts) throw new InvalidInput('Usage: @dig <direction> <room name>');
+      const made = await build.dig(builder, actor.worldId, room.id, parts[0].toLowerCase(), parts[1]);
+      return `You dig ${parts[0].toLowerCase()} and make ${made.name} (${made.id}).`;
+    })),
+    verb('@name', '@name <text>', 'Rename this room', asBuilder(async (builder, actor, room, args) => {
+      const renamed = await build.updateRoom(builder, actor.worldId, room.id, 'current', { name: args });
+      return `This room is now called ${renamed.name}.`;
+    })),
+    verb('@desc', '@desc <text>', 'Describe this room', asBuilder(async (builder, actor, room, args) => {
+      await build.updateRoom(builder, actor.worldId, room.id, 'current', { description: args });
+      return 'You describe this room anew.';
+    })),
+    verb('@exit', '@exit <direction> <room id>', 'Open a one-way exit from here', asBuilder(async (builder, actor, room, args) => {
+      const parts = split(args);
+      if (!parts) throw new InvalidInput('Usage: @exit <direction> <room id>');
+      const direction = parts[0].toLowerCase();
+      await build.addExit(builder, actor.worldId, room.id, 'current', { direction, to: parts[1].trim(), twoWay: false });
+      return `You open an exit ${direction} to ${parts[1].trim()}.`;
+    })),
+    verb('@unexit', '@unexit <direction>', 'Close the exit that way (one-way)', asBuilder(async (builder, actor, room, args) => {
+      const direction = args.trim().toLowerCase();
+      await build.removeExit(builder, actor.worldId, room.id, 'current', direction, false);
+      return `You close the exit ${direction}.`;
+    })),
+    verb('@create', '@create <item name>', 'Make an item here', asBuilder(async (builder, actor, room, args) => {
+      const item = await build.createItem(builder, actor.worldId, room.id, { name: args, description: `${args.trim()}, nothing more.` });
+      return `You create ${item.name} (item ${item.id}).`;
+    })),
+    verb('@idesc', '@idesc <item> <text>', 'Describe an item lying here', asBuilder(async (builder, actor, room, args) => {
+      const found = await itemAndText(actor, room, args);
+      if (!found) throw new InvalidInput(`There is no item here named at the start of '${args}'. Usage: @idesc <item> <text>`);
+      const item = await build.updateItem(builder, actor.worldId, found.item.id, 'current', { description: found.text });
+      return `You describe ${item.name} anew.`;
+    }), 'item_here'),
+    verb('@destroy', '@destroy <item>', 'Destroy an item lying here', asBuilder(async (builder, actor, room, args) => {
+      const item = pick(await build.itemsLyingIn(actor.worldId, room.id), args.trim());
+      if (!item) throw new InvalidInput(`There is no '${args.trim()}' here.`);
+      await build.deleteItem(builder, actor.worldId, item.id, 'current');
+      return `You destroy ${item.name}.`;
+    }), 'item_here'),
+    verb(
+      '@rooms',
+      '@rooms',
+      'List the rooms of this world',
+      asBuilder(async (builder, actor, room) => {
+        const { rooms } = await build.listRooms(builder, actor.worldId);
+        return `Rooms of this world:\n${rooms.map((r) => `  - ${r.id}: ${r.name} (${r.zone})${r.id === room.id ? ' [here]' : ''}`).join('\n')}`;
       }),
-    },
-    {
-      verbs: ['@name'],
-      permission: 'edit_world',
-      help: { section, lines: ['@name <text> - Rename this room'] },
-      run: inRoom('@name <text>', async (builder, player, args) => {
-        const room = await build.updateRoom(builder, player.worldId, player.roomId, 'current', { name: args });
-        return `This room is now called ${room.name}.`;
-      }),
-    },
-    {
-      verbs: ['@desc'],
-      permission: 'edit_world',
-      help: { section, lines: ['@desc <text> - Describe this room'] },
-      run: inRoom('@desc <text>', async (builder, player, args) => {
-        await build.updateRoom(builder, player.worldId, player.roomId, 'current', { description: args });
-        return 'You describe this room anew.';
-      }),
-    },
-    {
-      verbs: ['@exit'],
-      permission: 'edit_world',
-      help: { section, lines: ['@exit <direction> <room id> - Open a one-way exit from here'] },
-      run: inRoom('@exit <direction> <room id>', async (builder, player, args) => {
-        const parts = split(args);
-        if (!parts) throw new InvalidInput('Usage: @exit <direction> <room id>');
-        const direction = parts[0].toLowerCase();
-        await build.addExit(builder, player.worldId, player.roomId, 'current', { direction, to: parts[1].trim(), twoWay: false });
-        return `You open an exit ${direction} to ${parts[1].trim()}.`;
-      }),
-    },
-    {
-      verbs: ['@unexit'],
-      permission: 'edit_world',
-      help: { section, lines: ['@unexit <direction> - Close the exit that way (one-way)'] },
-      run: inRoom('@unexit <direction>', async (builder, player, args) => {
-        const direction = args.trim().toLowerCase();
-        await build.removeExit(builder, player.worldId, player.roomId, 'current', direction, false);
-        return `You close the exit ${direction}.`;
-      }),
-    },
-    {
-      verbs: ['@create'],
-      permission: 'edit_world',
-      help: { section, lines: ['@create <item name> - Make an item here'] },
-      run: inRoom('@create <item name>', async (builder, player, args) => {
-        const item = await build.createItem(builder, player.worldId, player.roomId, { name: args, description: `${args.trim()}, nothing more.` });
-        return `You create ${item.name} (item ${item.id}).`;
-      }),
-    },
-    {
-      verbs: ['@idesc'],
-      permission: 'edit_world',
-      help: { section, lines: ['@idesc <item> <text> - Describe an item lying here'] },
-      run: inRoom('@idesc <item> <text>', async (builder, player, args) => {
-        const found = await itemAndText(player, args);
-        if (!found) throw new InvalidInput(`There is no item here named at the start of '${args}'. Usage: @idesc <item> <text>`);
-        const item = await build.updateItem(builder, player.worldId, found.item.id, 'current', { description: found.text });
-        return `You describe ${item.name} anew.`;
-      }),
-    },
-    {
-      verbs: ['@destroy'],
-      permission: 'edit_world',
-      help: { section, lines: ['@destroy <item> - Destroy an item lying here'] },
-      run: inRoom('@destroy <item>', async (builder, player, args) => {
-        const item = pick(await build.itemsLyingIn(player.worldId, player.roomId), args.trim());
-        if (!item) throw new InvalidInput(`There is no '${args.trim()}' here.`);
-        await build.deleteItem(builder, player.worldId, item.id, 'current');
-        return `You destroy ${item.name}.`;
-      }),
-    },
-    {
-      verbs: ['@rooms'],
-      permission: 'edit_world',
-      help: { section, lines: ['@rooms - List the rooms of this world'] },
-      run: inRoom('', async (builder, player) => {
-        const { rooms } = await build.listRooms(builder, player.worldId);
-        return `Rooms of this world:\n${rooms.map((r) => `  - ${r.id}: ${r.name} (${r.zone})${r.id === player.roomId ? ' [here]' : ''}`).join('\n')}`;
-      }),
-    },
+      null,
+    ),
   ];
 }

@@ -19,7 +19,7 @@ import { resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import { PyFloat } from '../../shared/canonical-json.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { World } from '../worlds/world-loader.ts';
-import type { Player } from './command-table.ts';
+import type { Actor } from './command-table.ts';
 import { plainText } from './plain-text.ts';
 
 /** What chat needs beyond the game tables. Without it chat is plain text. */
@@ -46,11 +46,11 @@ export class ChatMechanics {
   private readonly deps: ChatDependencies | null;
   private readonly repo: GameRepository;
   private readonly clock: Clock;
-  private readonly worldOf: (player: Player) => World;
+  private readonly worldOf: (player: Actor) => World;
   /** Parsed grammar per axis bundle policy hash (null: invalid, engine off; logged once). */
   private readonly grammars = new Map<string, ChatGrammar | null>();
 
-  constructor(deps: ChatDependencies | null, repo: GameRepository, clock: Clock, worldOf: (player: Player) => World) {
+  constructor(deps: ChatDependencies | null, repo: GameRepository, clock: Clock, worldOf: (player: Actor) => World) {
     this.deps = deps;
     this.repo = repo;
     this.clock = clock;
@@ -59,7 +59,7 @@ export class ChatMechanics {
 
 
   /** The first other active character in the room, by id; null when the speaker is alone. */
-  async roomListener(player: Player, roomId: string): Promise<number | null> {
+  async roomListener(player: Actor, roomId: string): Promise<number | null> {
     if (!this.deps) return null;
     try {
       if (!this.axisEngineEnabled(this.worldOf(player))) return null;
@@ -77,7 +77,7 @@ export class ChatMechanics {
   }
 
   /** Runs the axis engine (with a listener) and the translation; returns the plain text to store, unescaped. */
-  async interact(player: Player, channel: ChatChannel, text: string, listenerId: number | null): Promise<string> {
+  async interact(player: Actor, channel: ChatChannel, text: string, listenerId: number | null): Promise<string> {
     const deps = this.deps;
     if (!deps) return text;
     let ipcHash: string | null = null;
@@ -116,7 +116,7 @@ export class ChatMechanics {
    * deltas resolved, one axis event per changed character, scores and snapshots refreshed,
    * and the ledger event appended. Returns the ipc_hash, or null when the engine is off.
    */
-  private async resolveAxes(deps: ChatDependencies, player: Player, listenerId: number, channel: ChatChannel): Promise<string | null> {
+  private async resolveAxes(deps: ChatDependencies, player: Actor, listenerId: number, channel: ChatChannel): Promise<string | null> {
     const world = this.worldOf(player);
     if (!this.axisEngineEnabled(world)) return null;
     const bundle = await resolveAxisBundle(deps.policies, world.id);
@@ -185,7 +185,7 @@ export class ChatMechanics {
    * IC text, or the OOC text when translation is off, the character has no axis state, or
    * the model fails; every attempt is written to the ledger.
    */
-  private async translate(deps: ChatDependencies, player: Player, channel: ChatChannel, text: string, ipcHash: string | null): Promise<string> {
+  private async translate(deps: ChatDependencies, player: Actor, channel: ChatChannel, text: string, ipcHash: string | null): Promise<string> {
     const world = this.worldOf(player);
     const layer = translationLayer(world, deps.translation.ollamaUrl);
     if (!deps.translation.enabled || !layer.enabled) return text;

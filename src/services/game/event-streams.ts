@@ -17,7 +17,9 @@ import { WORLD_CHANNELS, type ChatRow, type GameRepository } from '../../db/repo
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { FeatureUnavailable, TooManyRequests } from '../errors.ts';
-import { CHAT_HISTORY, chatMessage, type GameService, type Player } from './game-service.ts';
+import type { Actor } from './command-table.ts';
+import { CHAT_HISTORY } from './game-service.ts';
+import { chatMessage, type GameCore } from './game-core.ts';
 import type { StreamHolder, StreamQuota, StreamTicket } from './stream-quota.ts';
 
 type Schemas = components['schemas'];
@@ -79,7 +81,7 @@ const STREAM_LIMIT_RETRY_SECONDS = 10;
 
 interface Stream {
   sessionId: number;
-  player: Player;
+  player: Actor;
   /** Exactly one of the two: SSE frames go to `sink`, events to `listener`. */
   sink: StreamSink | null;
   listener: EventListener | null;
@@ -158,7 +160,7 @@ export interface EventStreamDeps {
   quota: StreamQuota;
   /** This instance, as the holder of stream leases in the database (docs/decisions.md, "Presence means connected"). */
   instanceId: string;
-  game: GameService;
+  game: GameCore;
   repo: GameRepository;
   sessions: SessionRepository;
   config: Config['events'];
@@ -309,7 +311,7 @@ export class EventStreams {
    * account's or the address's limit. The chat missed since `resumeAfter` comes first, then
    * live events. A client already gone opens nothing.
    */
-  async open(sessionId: number, holder: StreamHolder, player: Player, resumeAfter: number | null, sink: StreamSink): Promise<void> {
+  async open(sessionId: number, holder: StreamHolder, player: Actor, resumeAfter: number | null, sink: StreamSink): Promise<void> {
     const stream = await this.add(sessionId, holder, player, sink, null);
     // The close listener comes right after registration, and fires at once for a client that
     // hung up while the request was being authenticated: such a stream must not stay
@@ -321,11 +323,11 @@ export class EventStreams {
   }
 
   /** Opens a stream that hands its events to `listener` (the telnet door), live from now; the same limits as `open`. */
-  async listen(sessionId: number, holder: StreamHolder, player: Player, listener: EventListener): Promise<void> {
+  async listen(sessionId: number, holder: StreamHolder, player: Actor, listener: EventListener): Promise<void> {
     await this.begin(await this.add(sessionId, holder, player, null, listener), null);
   }
 
-  private async add(sessionId: number, holder: StreamHolder, player: Player, sink: StreamSink | null, listener: EventListener | null): Promise<Stream> {
+  private async add(sessionId: number, holder: StreamHolder, player: Actor, sink: StreamSink | null, listener: EventListener | null): Promise<Stream> {
     // A request that reached a keep-alive connection as the shutdown began must not hold it open.
     if (this.stopped) throw new FeatureUnavailable('The server is shutting down.');
     if (this.streams.size >= this.d.config.streamsPerInstance) throw new FeatureUnavailable('Too many open event streams on this server; try again later.');
@@ -525,8 +527,8 @@ export class EventStreams {
     me.roomId = roomId;
     if (!stream.ended) this.byRoom.add(roomKey(me.worldId, me.roomId), stream);
     if (roomId === null) return;
-    const look = await this.d.game.describeRoom(stream.player, roomId);
-    this.send(stream, 'room', () => ({ room_id: roomId, look }) satisfies Schemas['RoomEvent'], null);
+    const shown = await this.d.game.showRoom(stream.player, roomId);
+    if (shown) this.send(stream, 'room', () => ({ room_id: roomId, look: shown.look, room: shown.room }) satisfies Schemas['RoomEvent'], null);
   }
 
   /** What one stream's character sees of an event. */
