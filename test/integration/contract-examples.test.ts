@@ -26,6 +26,7 @@ const FLOW: ReadonlyArray<[string, Actor?]> = [
   ['listWorlds'],
   ['selectCharacter'],
   ['runCommand'],
+  ['listCommands'],
   ['getStatus'],
   ['getRoomChat'],
   ['pingSession'],

@@ -73,6 +73,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   deselectCharacter: 'player',
   // Game: any session; without a bound character 409 (the matrix binds one to every role).
   runCommand: 'player',
+  listCommands: 'player',
   getStatus: 'player',
   getRoomChat: 'player',
   streamEvents: 'player',
