@@ -18,7 +18,7 @@ import { createSuperuser, SuperuserError } from './services/accounts/superuser.t
 import { VERSION } from './version.ts';
 import { prompt } from './cli-prompt.ts';
 import { readArtifact } from './services/policy/world-policies.ts';
-import { DomainError } from './services/errors.ts';
+import { DomainError } from './shared/errors.ts';
 import { checkWorldPackage, exportWorld } from './services/building/world-export.ts';
 import path from 'node:path';
 import { ReferenceDatabaseError } from './integrations/reference-database.ts';

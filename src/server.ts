@@ -16,7 +16,7 @@ import { bootstrapSuperuser } from './services/accounts/superuser.ts';
 import { startMaintenance, type Maintenance } from './services/maintenance.ts';
 import { importWorldPolicies } from './services/policy/world-policies.ts';
 import { createApp } from './http/app.ts';
-import { loadContract } from './http/openapi.ts';
+import { loadContract } from './http/support/openapi.ts';
 import { VERSION } from './version.ts';
 import { TelnetServer, tlsCredentials, type TelnetAddresses } from './telnet/server.ts';
 

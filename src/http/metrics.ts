@@ -10,7 +10,7 @@ import type { StreamCounters } from '../services/game/event-streams.ts';
 import type { EntityStateCounters } from '../integrations/entity-state.ts';
 import type { SessionService } from '../services/accounts/session-service.ts';
 import { rank } from '../shared/roles.ts';
-import { HttpError } from './errors.ts';
+import { HttpError } from './support/errors.ts';
 import { presentedSessionId } from './middleware/auth.ts';
 
 export type MetricsMode = 'off' | 'open' | 'admin';

@@ -9,3 +9,11 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The largest seed: seeds are positive 32-bit integers (1..MAX_SEED), as the API's `seed` fields are. */
+export const MAX_SEED = 2147483647;
+
+/** A fresh seed, 1..MAX_SEED. */
+export function randomSeed(): number {
+  return 1 + Math.floor(Math.random() * MAX_SEED);
+}

@@ -33,6 +33,8 @@ import { EntryService } from './characters/entry-service.ts';
 import { GameRepository } from '../db/repositories/game-repository.ts';
 import { GameService } from './game/game-service.ts';
 import { GameCore } from './game/game-core.ts';
+import { CommandTable } from './game/command-table.ts';
+import { gameVerbs } from './game/verbs/index.ts';
 import { OllamaClient } from '../integrations/ollama.ts';
 import { Translator } from './lab/translation.ts';
 import { LabService } from './lab/lab-service.ts';
@@ -40,7 +42,7 @@ import { LlmCommandService } from './lab/llm-commands.ts';
 import { PolicyRepository } from '../db/repositories/policy-repository.ts';
 import { PolicyService } from './policy/policy-service.ts';
 import { PublishService } from './policy/publish-service.ts';
-import { Presence } from './game/presence.ts';
+import { Presence } from './presence/presence.ts';
 import { SessionCache } from './accounts/session-cache.ts';
 import { ImportService } from './policy/import-service.ts';
 import { LedgerRepository } from '../db/repositories/ledger-repository.ts';
@@ -228,7 +230,9 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     maxItemsPerRoom: config.building.maxItemsPerRoom,
     chat: { db, policies, axisState, characters, state: characterState, ledger, translator: new Translator(ollama), translation: config.translation, logger },
   });
-  const game = new GameService(core, { commands: limits.commandBySession, ooc: limits.oocByCharacter });
+  const commands = new CommandTable();
+  commands.add(...gameVerbs(core, commands, limits.oocByCharacter));
+  const game = new GameService(core, commands, limits.commandBySession);
   const instanceId = randomUUID();
   // Several instances share a PostgreSQL database: the stream limits count theirs too. SQLite serves one.
   const streamsElsewhere = config.database.url
@@ -248,7 +252,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
   const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock, limit: limits.buildByAccount, bounds: config.building });
-  game.addCommands(...buildCommands(build));
+  commands.add(...buildCommands(build));
   return {
     build,
     worldSync,

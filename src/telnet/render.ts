@@ -4,8 +4,8 @@
  * asked for none, in UTF-8 (or plain ASCII for a client that declined UTF-8), lines ended by
  * CR LF as telnet wants.
  */
-import { decodeEntities } from '../services/game/event-text.ts';
-import { terminalLines } from '../services/game/plain-text.ts';
+import { decodeEntities } from '../shared/event-text.ts';
+import { terminalLines } from '../shared/plain-text.ts';
 
 export type Style = 'room' | 'say' | 'yell' | 'whisper' | 'emote' | 'tell' | 'ooc';
 

@@ -6,9 +6,9 @@ import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, statusOf } from '../helpers/players.ts';
-import { chatText } from '../../src/services/game/event-text.ts';
+import { chatText } from '../../src/shared/event-text.ts';
 import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, decodeEntities, itemLine, listEntries, mentions, movementLine, utcDate } from '../../web/text.ts';
-import { loadContract } from '../../src/http/openapi.ts';
+import { loadContract } from '../../src/http/support/openapi.ts';
 
 describe('play client: reading the game texts (web/text.ts)', () => {
   let server: TestServer;

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { HttpResponse } from './test-server.ts';
-import { loadContract } from '../../src/http/openapi.ts';
+import { loadContract } from '../../src/http/support/openapi.ts';
 
 /** A 400 from the contract check that names `path` (e.g. `/body/role`) among its errors. */
 export function expectContractError(res: HttpResponse, path: string): void {

@@ -1,12 +1,12 @@
 /**
  * Domain errors through HTTP: the status and body each refusal answers with, and how the
  * error mapper logs it (a disabled or unsupported feature and a failing upstream at warn, our
- * own failures at error, client errors not at all). Also the layering rule behind it:
- * services raise domain errors and never import the HTTP layer.
+ * own failures at error, client errors not at all). The layering rule behind it (services
+ * raise domain errors and never import a door) is test/unit/layering.test.ts.
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { readdirSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
@@ -115,59 +115,5 @@ describe('error mapping: a failing upstream', () => {
     expect(res.body.code).to.equal('CONDITION_AXIS_UPSTREAM_GENERATION_FAILED');
     expect(logs.filter((e) => e.message === 'Upstream failure').map((e) => [e.level, e.status, e.detail])).to.deep.equal([['warn', 502, res.body.detail]]);
     expect(atLevel(logs, 'error')).to.deep.equal([]);
-  });
-});
-
-describe('layering: services raise domain errors and never reach up into HTTP', () => {
-  const SRC = path.resolve('src');
-
-  function tsFiles(dir: string): string[] {
-    return readdirSync(dir, { withFileTypes: true, recursive: true })
-      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
-      .map((e) => path.join(e.parentPath, e.name));
-  }
-
-  /** Every module a file imports or re-exports (static and dynamic), as paths relative to src/. */
-  function importsOf(file: string): string[] {
-    const text = readFileSync(file, 'utf8');
-    const specifiers = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*)['"]([^'"]+)['"]/g)].map((m) => m[1]!);
-    return specifiers.filter((s) => s.startsWith('.')).map((s) => path.relative(SRC, path.resolve(path.dirname(file), s)));
-  }
-
-  /** `[importing file, imported module]` for every import from one of src/'s folders into another. */
-  function arrows(from: string[], to: string): Array<[string, string]> {
-    return from.flatMap((dir) =>
-      tsFiles(path.join(SRC, dir)).flatMap((file) =>
-        importsOf(file)
-          .filter((target) => target.startsWith(`${to}/`))
-          .map((target): [string, string] => [path.relative(SRC, file), target]),
-      ),
-    );
-  }
-
-  it('finds imports at all (the scan is not vacuous)', () => {
-    expect(arrows(['services'], 'db').length).to.be.greaterThan(10);
-  });
-
-  it('nothing under services, db or integrations imports from http', () => {
-    expect(arrows(['services', 'db', 'integrations'], 'http')).to.deep.equal([]);
-  });
-
-  it('integrations import nothing from services: they raise their own errors, which services translate', () => {
-    expect(arrows(['integrations'], 'services')).to.deep.equal([]);
-  });
-
-  it('nothing under db imports from services: what both layers need lives below both (src/shared)', () => {
-    expect(arrows(['db'], 'services')).to.deep.equal([]);
-  });
-
-  it('src/shared imports nothing from the layers above it', () => {
-    for (const layer of ['http', 'services', 'db', 'integrations']) expect(arrows(['shared'], layer)).to.deep.equal([]);
-  });
-
-  it('migrations import no app code: each carries its own copy of what it needs, so it never changes with today\'s code', () => {
-    const migrations = tsFiles(path.join(SRC, 'db', 'migrations')).filter((file) => path.basename(file) !== 'index.ts');
-    expect(migrations.length).to.be.greaterThan(5);
-    expect(migrations.flatMap((file) => importsOf(file).map((target) => [path.relative(SRC, file), target]))).to.deep.equal([]);
   });
 });

@@ -24,7 +24,7 @@ import { newPlayer } from '../helpers/players.ts';
 import { ReferenceDatabaseError } from '../../src/integrations/reference-database.ts';
 import { ledgerLines, ReferenceLedgerError } from '../../src/integrations/reference-ledger.ts';
 import { ReferenceImportError, type ImportReport } from '../../src/services/migration/reference-import.ts';
-import { Conflict } from '../../src/services/errors.ts';
+import { Conflict } from '../../src/shared/errors.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SAMPLE = path.join(ROOT, 'test', 'fixtures', 'reference-sample');

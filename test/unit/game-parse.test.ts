@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
-import { escapeHtml, parseCommand, plainText } from '../../src/services/game/plain-text.ts';
+import { escapeHtml, parseCommand, plainText } from '../../src/shared/plain-text.ts';
 
 describe('game: parseCommand', () => {
   const cases: Array<[input: string, expected: { verb: string; args: string } | null, why: string]> = [

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { readFileSync } from 'node:fs';
 import { parseJson, payloadHash, PyFloat } from '../../src/shared/canonical-json.ts';
-import { Conflict, NotFound } from '../../src/services/errors.ts';
+import { Conflict, NotFound } from '../../src/shared/errors.ts';
 import {
   compileImagePrompt,
   DEFAULT_IMAGE_MODEL,

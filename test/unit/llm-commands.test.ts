@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { afterEach, describe, it } from 'mocha';
-import { DomainError, Forbidden, InvalidInput } from '../../src/services/errors.ts';
+import { DomainError, Forbidden, InvalidInput } from '../../src/shared/errors.ts';
 import { MAX_RESPONSE_BYTES, OllamaClient } from '../../src/integrations/ollama.ts';
 import { createLogger } from '../../src/logging/logger.ts';
 import { DEFAULT_REGISTRY, LlmCommandService, registryOf, type LlmCommandConfig } from '../../src/services/lab/llm-commands.ts';

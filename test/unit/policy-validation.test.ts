@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'mocha';
 import { expect } from 'chai';
-import { DomainError, Unprocessable, type DomainErrorKind } from '../../src/services/errors.ts';
+import { DomainError, Unprocessable, type DomainErrorKind } from '../../src/shared/errors.ts';
 import { parsePolicyId, parseScope, scopeFrom } from '../../src/services/policy/policy-model.ts';
 import {
   MAX_CONTENT_BYTES,

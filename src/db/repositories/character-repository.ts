@@ -1,7 +1,7 @@
-import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
+import { nameKey, nameSkeleton } from '../../shared/names.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 
 /** The row shape is the API's character summary. */
@@ -45,31 +45,6 @@ function toRecord(r: Record<string, unknown>): CharacterRecord {
     currentStateJson: (r.current_state_json as string | null) ?? null,
     stateUpdatedAt: (r.state_updated_at as string | null) ?? null,
   };
-}
-
-/** Names are unique across the service, case-insensitively: this is the key that enforces it. */
-export function nameKey(name: string): string {
-  return name.trim().toLowerCase();
-}
-
-/**
- * Unicode's confusables data (UTS #39: each confusable code point to its prototype), as the
- * `unhomoglyph` package ships it. Read as a map, one lookup per code point: the package's own
- * function compiles a 6,311-way regular expression when it is loaded.
- */
-let prototypes: ReadonlyMap<string, string> | undefined;
-
-/**
- * Names that look alike share this key (unique per world): the UTS #39 skeleton (NFD, each
- * character mapped to its prototype, NFD again), lower-cased, and skeletoned once more, so
- * that case does not hide a look-alike ("Thougrаbert" with a Cyrillic а, "thougrabert") and a
- * capital I still reads as an l.
- */
-export function nameSkeleton(name: string): string {
-  prototypes ??= new Map(Object.entries(createRequire(import.meta.url)('unhomoglyph/data.json') as Record<string, string>));
-  const map = prototypes;
-  const skeleton = (text: string): string => [...text.normalize('NFD')].map((c) => map.get(c) ?? c).join('').normalize('NFD');
-  return skeleton(skeleton(name).toLowerCase());
 }
 
 /** SQL for the `characters` table. */

@@ -2,14 +2,8 @@ import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { insertedId } from '../inserted-id.ts';
 import type { Role } from '../../shared/roles.ts';
+import { usernameKey } from '../../shared/names.ts';
 
-/**
- * The form usernames are unique in (`users.username_key`): lower-cased, so `Root` cannot sit
- * beside `root`. Lookups at login stay exact (the specification's "case-sensitive for lookup").
- */
-export function usernameKey(username: string): string {
-  return username.toLowerCase();
-}
 
 export interface UserRecord {
   id: number;

@@ -7,7 +7,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { INVALID_SESSION, type AuthenticatedSession, type SessionService } from '../../services/accounts/session-service.ts';
 import { hasPermission, type Permission } from '../../shared/roles.ts';
 import { insufficientPermission } from '../../services/admin/user-admin-service.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../support/errors.ts';
 
 export type SessionSource = 'body' | 'query' | 'params';
 

@@ -6,7 +6,8 @@
  * game's one entry (GameService.play), for every door alike.
  */
 import type { Request, RequestHandler } from 'express';
-import { addressKey, usernameKey, type Limit, type Limits } from '../../services/limits/limits.ts';
+import { addressKey, type Limit, type Limits } from '../../services/limits/limits.ts';
+import { usernameKey } from '../../shared/names.ts';
 
 function limitBy(limit: Limit, key: (req: Request) => string): RequestHandler {
   return async (req, _res, next) => {

@@ -3,7 +3,7 @@ import type { InspectionService } from '../../services/admin/inspection-service.
 import type { UserAdminService } from '../../services/admin/user-admin-service.ts';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
-import { queryInt } from '../query.ts';
+import { queryInt } from '../support/query.ts';
 
 export interface AdminRouterDeps {
   sessions: SessionService;

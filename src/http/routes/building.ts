@@ -6,9 +6,9 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import { assertMayBuild, type BuildService, type Builder, type Expected } from '../../services/building/build-service.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../support/errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
-import { queryInt } from '../query.ts';
+import { queryInt } from '../support/query.ts';
 
 /** `"3"`, `W/"3"` or `3`; `*` (any version) writes over whatever is there. */
 const IF_MATCH = /^(?:W\/)?"?(\d{1,10})"?$/;

@@ -5,7 +5,7 @@ import type { WorldAccessService } from '../../services/worlds/world-access.ts';
 import { normalizeClientType, type SessionService } from '../../services/accounts/session-service.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
 import type { RateLimits } from '../middleware/rate-limit.ts';
-import { queryInt } from '../query.ts';
+import { queryInt } from '../support/query.ts';
 
 export interface CharactersRouterDeps {
   sessions: SessionService;

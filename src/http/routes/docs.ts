@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { Router } from 'express';
-import type { Contract } from '../openapi.ts';
+import type { Contract } from '../support/openapi.ts';
 import { pageHeaders } from '../middleware/page-headers.ts';
 
 const require = createRequire(import.meta.url);

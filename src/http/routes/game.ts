@@ -1,9 +1,9 @@
 import { Router, type RequestHandler, type Response } from 'express';
-import { sessionActor, type SessionService } from '../../services/accounts/session-service.ts';
+import type { SessionService } from '../../services/accounts/session-service.ts';
 import type { Actor } from '../../services/game/command-table.ts';
-import type { GameService } from '../../services/game/game-service.ts';
+import { sessionActor, type GameService } from '../../services/game/game-service.ts';
 import { resumePoint, type EventStreams, type StreamSink } from '../../services/game/event-streams.ts';
-import { queryInt } from '../query.ts';
+import { queryInt } from '../support/query.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
 import { byAddress } from '../middleware/rate-limit.ts';
 import type { components } from '../../../generated/openapi.d.ts';

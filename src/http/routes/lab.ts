@@ -4,7 +4,7 @@ import type { SessionService } from '../../services/accounts/session-service.ts'
 import { rank } from '../../shared/roles.ts';
 import type { LabService } from '../../services/lab/lab-service.ts';
 import type { LlmCommandService } from '../../services/lab/llm-commands.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../support/errors.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
 
 const labRole: RequestHandler = (_req, res, next) => {

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import type { LedgerService } from '../../services/ledger/ledger-service.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
-import { queryInt } from '../query.ts';
+import { queryInt } from '../support/query.ts';
 
 /** GET /admin/ledger (VIEW_LOGS): the event ledger, newest first, checksums verified. */
 export function ledgerRouter(sessions: SessionService, ledger: LedgerService): Router {

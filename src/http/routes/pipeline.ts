@@ -7,7 +7,7 @@ import { Router } from 'express';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import type { ConditionAxisRequest, ConditionAxisService } from '../../services/axis/condition-axis.ts';
 import { authenticate } from '../middleware/auth.ts';
-import { CONDITION_AXIS_PATH } from '../errors.ts';
+import { CONDITION_AXIS_PATH } from '../support/errors.ts';
 
 export function pipelineRouter(sessions: SessionService, conditionAxis: ConditionAxisService): Router {
   const router = Router();

@@ -9,7 +9,7 @@ import type { PolicyService } from '../../services/policy/policy-service.ts';
 import type { PublishService } from '../../services/policy/publish-service.ts';
 import type { ImportService } from '../../services/policy/import-service.ts';
 import { hashSnapshot } from '../../services/policy/hash-snapshot.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../support/errors.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
 
 type Schemas = components['schemas'];

@@ -11,14 +11,14 @@ import type { Knex } from 'knex';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { InvalidInput, Unauthenticated } from '../errors.ts';
+import { InvalidInput, Unauthenticated } from '../../shared/errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
 import type { Limits } from '../limits/limits.ts';
 import { reservedWordIn } from './reserved-names.ts';
-import type { Presence } from '../game/presence.ts';
+import type { Presence } from '../presence/presence.ts';
 
 type LoginResponse = components['schemas']['LoginResult'];
 type SuccessMessage = components['schemas']['SuccessMessage'];

@@ -9,21 +9,12 @@ import type { Config } from '../../config/config.ts';
 import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
 import type { Db } from '../../db/database.ts';
 import { sessionTokenHash, type SessionRecord, type SessionRepository } from '../../db/repositories/session-repository.ts';
-import type { Presence } from '../game/presence.ts';
+import type { Presence } from '../presence/presence.ts';
 import type { SessionCache } from './session-cache.ts';
 import type { SessionActivity } from './session-activity.ts';
-import { Conflict, Unauthenticated } from '../errors.ts';
-import type { Actor } from '../game/command-table.ts';
+import { Unauthenticated } from '../../shared/errors.ts';
 
 export type AuthenticatedSession = SessionRecord;
-
-/** The character a session plays, as the game's actor, for every door: a Conflict when the session plays none. */
-export function sessionActor(session: AuthenticatedSession): Actor {
-  const { characterId, characterName, worldId, roomId, role } = session;
-  if (characterId === null) throw new Conflict('No character selected for session. Select a character first.');
-  if (characterName === null || worldId === null) throw new Conflict('Selected character not found');
-  return { characterId, name: characterName, worldId, roomId, role };
-}
 
 /** A new session: its handle and its token (the secret only the client keeps). */
 export interface OpenedSession {

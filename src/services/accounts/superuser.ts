@@ -5,7 +5,7 @@
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { UserRepository } from '../../db/repositories/user-repository.ts';
-import { InvalidInput } from '../errors.ts';
+import { InvalidInput } from '../../shared/errors.ts';
 import { newUsername } from './account-service.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { PasswordHasher } from './password-hasher.ts';

@@ -5,7 +5,7 @@
 import { fromDbTime, toDbTime, type Clock } from '../../db/clock.ts';
 import type { InspectionRepository } from '../../db/repositories/inspection-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { NotFound } from '../errors.ts';
+import { NotFound } from '../../shared/errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 

@@ -9,11 +9,11 @@ import type { UserRecord, UserRepository } from '../../db/repositories/user-repo
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Forbidden, InvalidInput, NotFound } from '../errors.ts';
+import { Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
-import type { Presence } from '../game/presence.ts';
+import type { Presence } from '../presence/presence.ts';
 import type { EventBus } from '../../db/event-bus.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../../shared/roles.ts';

@@ -8,9 +8,9 @@ import { EntityStateError, type EntityStateFailure, type EntityStateResult } fro
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { randomSeed } from '../characters/character-service.ts';
+import { MAX_SEED, randomSeed } from '../../integrations/seeded-random.ts';
 import type { Clock } from '../../db/clock.ts';
-import { DomainError, FeatureUnsupported, NotFound, Unprocessable, UpstreamFailed, UpstreamTimeout, type DomainErrorKind } from '../errors.ts';
+import { DomainError, FeatureUnsupported, NotFound, Unprocessable, UpstreamFailed, UpstreamTimeout, type DomainErrorKind } from '../../shared/errors.ts';
 
 export const CONDITION_AXIS_SERVED_VIA = '/api/pipeline/condition-axis/generate';
 
@@ -67,7 +67,6 @@ export interface ConditionAxisDeps {
   clock: Clock;
 }
 
-const MAX_SEED = 2147483647;
 const POLICY_MISSING_CODES = new Set(['POLICY_EFFECTIVE_MANIFEST_NOT_FOUND', 'POLICY_EFFECTIVE_AXIS_BUNDLE_NOT_FOUND']);
 const UPSTREAM_FAILURES: Record<EntityStateFailure, [DomainErrorKind, ConditionAxisCode]> = {
   unsupported: [FeatureUnsupported, 'CONDITION_AXIS_UPSTREAM_UNSUPPORTED'],

@@ -6,7 +6,7 @@
  * now (no version to send: each is one small change made on the spot).
  */
 import type { Room } from '../worlds/world-loader.ts';
-import { DomainError, InvalidInput } from '../errors.ts';
+import { DomainError, InvalidInput } from '../../shared/errors.ts';
 import { fail, ok, type Actor, type ArgumentKind, type CommandResult, type RoomCommand, type Turn } from '../game/command-table.ts';
 import type { BuildItem, BuildService, Builder } from './build-service.ts';
 

@@ -18,14 +18,14 @@ import type { BuildRepository, ChangeRow, ItemRow, NewChange } from '../../db/re
 import type { components } from '../../../generated/openapi.d.ts';
 import { hasPermission, rank, type Permission, type Role } from '../../shared/roles.ts';
 import { insufficientPermission } from '../admin/user-admin-service.ts';
-import { Conflict, Forbidden, InvalidInput, NotFound } from '../errors.ts';
+import { Conflict, Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
 import { itemDescription, itemName, WorldDraft, type RoomWrite } from '../worlds/world-overlay.ts';
 import type { Limit } from '../limits/limits.ts';
 import type { WorldSync } from './world-sync.ts';
-import { plainText } from '../game/plain-text.ts';
+import { plainText } from '../../shared/plain-text.ts';
 
 type Schemas = components['schemas'];
 export type BuildRoom = Schemas['BuildRoom'];

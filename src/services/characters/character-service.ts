@@ -14,18 +14,19 @@ import type { UserRepository } from '../../db/repositories/user-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { EntityStateResult } from '../../integrations/entity-state.ts';
 import { NameGenerationError, type NameGenerator } from '../../integrations/name-generator.ts';
-import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, UpstreamFailed } from '../errors.ts';
+import { Conflict, DomainError, Failure, Forbidden, InvalidInput, NotFound, UpstreamFailed } from '../../shared/errors.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { outranks, rank, type Role } from '../../shared/roles.ts';
 import { reservedWordIn } from '../accounts/reserved-names.ts';
-import { plainText } from '../game/plain-text.ts';
+import { MAX_SEED, randomSeed } from '../../integrations/seeded-random.ts';
+import { plainText } from '../../shared/plain-text.ts';
 import { mixesScripts } from './name-scripts.ts';
 import { normalizeEntityAxes, resolveAxisBundle, type AxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldAccessService, WorldPolicy } from '../worlds/world-access.ts';
 import type { World } from '../worlds/world-loader.ts';
 import { parseSnapshot, type AxisSnapshot, type CharacterStateService } from './character-state.ts';
-import type { Presence } from '../game/presence.ts';
+import type { Presence } from '../presence/presence.ts';
 
 type Schemas = components['schemas'];
 
@@ -35,13 +36,9 @@ export interface EntityGenerator {
   generate(seed: number, bundle: AxisBundle): Promise<EntityStateResult>;
 }
 
-export const MAX_SEED = 2147483647;
 const NAME_ATTEMPTS = 8;
 const CHARACTER_NAME = /^[\p{L}' -]{2,40}$/u;
 
-export function randomSeed(): number {
-  return 1 + Math.floor(Math.random() * MAX_SEED);
-}
 
 /**
  * A name a player chose: invisible code points removed (as chat loses them), NFC, trimmed;

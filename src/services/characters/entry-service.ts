@@ -10,12 +10,13 @@ import type { CharacterRepository } from '../../db/repositories/character-reposi
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { UserRepository } from '../../db/repositories/user-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Conflict, Failure, Forbidden, InvalidInput, NotFound } from '../errors.ts';
+import { Conflict, Failure, Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
 import { assertStandardPassword, temporaryAccount, type AccountService } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
-import { randomSeed, validateCharacterName, type CharacterService } from './character-service.ts';
-import type { Presence } from '../game/presence.ts';
+import { validateCharacterName, type CharacterService } from './character-service.ts';
+import { randomSeed } from '../../integrations/seeded-random.ts';
+import type { Presence } from '../presence/presence.ts';
 
 type Schemas = components['schemas'];
 

@@ -20,7 +20,7 @@ import { PyFloat } from '../../shared/canonical-json.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { World } from '../worlds/world-loader.ts';
 import type { Actor } from './command-table.ts';
-import { plainText } from './plain-text.ts';
+import { plainText } from '../../shared/plain-text.ts';
 
 /** What chat needs beyond the game tables. Without it chat is plain text. */
 export interface ChatDependencies {

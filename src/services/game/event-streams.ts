@@ -16,7 +16,7 @@ import { idChunks, type BusEvent, type EventBus, type StreamEndReason } from '..
 import { WORLD_CHANNELS, type ChatRow, type GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
-import { FeatureUnavailable, TooManyRequests } from '../errors.ts';
+import { FeatureUnavailable, TooManyRequests } from '../../shared/errors.ts';
 import type { Actor } from './command-table.ts';
 import { CHAT_HISTORY } from './game-service.ts';
 import { chatMessage, type GameCore } from './game-core.ts';

@@ -2,21 +2,19 @@
  * The game as its doors see it: `play`, the one way in for every door and actor (a line of text
  * in, an answer out), the commands a role may use, and the status and room chat that clients
  * poll. The verbs are the command table's (src/services/game/verbs/ and the builders' in
- * src/services/building/), in the order `help` lists them; their texts follow the reference
- * server with the changes in docs/decisions.md ("The game").
+ * src/services/building/); their texts follow the reference server with the changes in
+ * docs/decisions.md ("The game").
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import type { ChatRow } from '../../db/repositories/game-repository.ts';
 import type { Limit } from '../limits/limits.ts';
 import type { Role } from '../../shared/roles.ts';
+import { Conflict } from '../../shared/errors.ts';
+import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { ChatHistory } from './chat-history.ts';
-import { CommandTable, fail, type Actor, type Command, type CommandInfo, type CommandResult } from './command-table.ts';
+import { fail, type Actor, type CommandInfo, type CommandResult, type CommandTable } from './command-table.ts';
 import { chatMessage, type GameCore } from './game-core.ts';
-import { parseCommand, plainText } from './plain-text.ts';
-import { communicationVerbs } from './verbs/communication.ts';
-import { informationVerbs } from './verbs/information.ts';
-import { itemVerbs } from './verbs/items.ts';
-import { movementVerbs } from './verbs/movement.ts';
+import { parseCommand, plainText } from '../../shared/plain-text.ts';
 
 type Schemas = components['schemas'];
 
@@ -28,52 +26,26 @@ function chatTextLine(r: ChatRow): string {
   return r.channel === 'emote' ? `${r.text}\n` : `${r.sender}: ${r.text}\n`;
 }
 
-export interface GameLimits {
-  /** The play throttle, per the key the door gives (a session's row id). */
-  commands: Limit | null;
-  /** The ooc channel's own limit, per character. */
-  ooc: Limit | null;
+/** The character a session plays, as the game's actor, for every door: a Conflict when the session plays none. */
+export function sessionActor(session: AuthenticatedSession): Actor {
+  const { characterId, characterName, worldId, roomId, role } = session;
+  if (characterId === null) throw new Conflict('No character selected for session. Select a character first.');
+  if (characterName === null || worldId === null) throw new Conflict('Selected character not found');
+  return { characterId, name: characterName, worldId, roomId, role };
 }
 
 export class GameService {
   readonly core: GameCore;
-  private readonly table = new CommandTable();
+  private readonly table: CommandTable;
   private readonly history: ChatHistory;
   private readonly commandLimit: Limit | null;
 
-  constructor(core: GameCore, limits: GameLimits) {
+  /** `table`: every verb (src/services/game/verbs/ and the builders'); `commandLimit`: the play throttle, per the key the door gives. */
+  constructor(core: GameCore, table: CommandTable, commandLimit: Limit | null) {
     this.core = core;
-    this.commandLimit = limits.commands;
+    this.table = table;
+    this.commandLimit = commandLimit;
     this.history = new ChatHistory(core.bus, core.repo, CHAT_HISTORY);
-    const movement = movementVerbs(core);
-    const items = itemVerbs(core);
-    const talk = communicationVerbs(core, limits.ooc);
-    const info = informationVerbs(core, () => this.table);
-    // In the order `help` lists them within its sections.
-    this.table.add(
-      ...movement.directions,
-      info.look,
-      items.inventory,
-      items.get,
-      items.drop,
-      movement.recall,
-      talk.say,
-      talk.yell,
-      talk.whisper,
-      info.who,
-      info.help,
-      movement.go,
-      movement.exits,
-      info.examine,
-      talk.emote,
-      talk.tell,
-      talk.ooc,
-    );
-  }
-
-  /** More verbs, from the modules that own them (the builders' `@` commands). */
-  addCommands(...commands: Command[]): void {
-    this.table.add(...commands);
   }
 
   /**

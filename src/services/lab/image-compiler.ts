@@ -5,7 +5,7 @@
  * bundle without a manifest is a NotFound. Both answer a plain `{"detail": …}`.
  */
 import type { components } from '../../../generated/openapi.d.ts';
-import { Conflict, NotFound } from '../errors.ts';
+import { Conflict, NotFound } from '../../shared/errors.ts';
 import { formatFloat, payloadHash, PyFloat } from '../../shared/canonical-json.ts';
 import { parsePolicyId, pyRepr } from '../policy/policy-model.ts';
 

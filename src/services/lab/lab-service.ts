@@ -6,7 +6,7 @@
 import type { Config } from '../../config/config.ts';
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { DomainError, FeatureUnavailable, NotFound } from '../errors.ts';
+import { DomainError, FeatureUnavailable, NotFound } from '../../shared/errors.ts';
 import { resolveAxisBundle } from '../policy/axis-bundle.ts';
 import type { PolicyService } from '../policy/policy-service.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';

@@ -11,7 +11,7 @@ import { normalizeBaseUrl } from '../../integrations/ollama.ts';
 import type { OllamaClient, OllamaResult } from '../../integrations/ollama.ts';
 import type { Config } from '../../config/config.ts';
 import type { Role } from '../../shared/roles.ts';
-import { FeatureUnavailable, Forbidden, InvalidInput } from '../errors.ts';
+import { FeatureUnavailable, Forbidden, InvalidInput } from '../../shared/errors.ts';
 
 export type LlmCommandConfig = Config['llm'];
 

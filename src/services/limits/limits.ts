@@ -12,7 +12,7 @@ import { isIPv6 } from 'node:net';
 import { Address6 } from 'ip-address';
 import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
-import { TooManyRequests } from '../errors.ts';
+import { TooManyRequests } from '../../shared/errors.ts';
 
 /** One key's window after a hit: the hits counted in it (this one included) and when it ends. */
 export interface WindowCount {
@@ -129,9 +129,4 @@ export function addressKey(ip: string): string {
   const address = new Address6(ip);
   if (address.isMapped4()) return address.to4().correctForm();
   return new Address6(`${ip}/56`).networkForm();
-}
-
-/** The key a requested username is counted by: trimmed and lower-cased, so letter case buys no extra tries. */
-export function usernameKey(username: string): string {
-  return username.trim().toLowerCase();
 }

@@ -3,7 +3,7 @@
  * reason, the notes, a table of counts, and what happened to the database. A dry run prints
  * the same report as the real run.
  */
-import { plainText } from '../game/plain-text.ts';
+import { plainText } from '../../shared/plain-text.ts';
 import type { ImportReport } from './reference-import.ts';
 
 const COLUMNS = ['read', 'imported', 'mapped', 'existing', 'skipped'] as const;

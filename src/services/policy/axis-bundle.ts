@@ -3,7 +3,7 @@
  * bundle, whose activated variant defines the axes, their label thresholds and the chat
  * resolution grammar. Also the label ↔ score mappings every axis feature shares (§13.4, §14.1).
  */
-import { Conflict, NotFound } from '../errors.ts';
+import { Conflict, NotFound } from '../../shared/errors.ts';
 import { payloadHash, PyFloat } from '../../shared/canonical-json.ts';
 import { policyError } from './policy-model.ts';
 import type { PolicyService } from './policy-service.ts';

@@ -4,7 +4,7 @@
  * folder with the reference's `policy_tree_hash_v1` payloads.
  */
 import type { components } from '../../../generated/openapi.d.ts';
-import { NotFound } from '../errors.ts';
+import { NotFound } from '../../shared/errors.ts';
 import { payloadHash } from '../../shared/canonical-json.ts';
 import type { PolicyService } from './policy-service.ts';
 

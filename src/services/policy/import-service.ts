@@ -5,7 +5,7 @@
  */
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Conflict, Unprocessable, type DomainError } from '../errors.ts';
+import { Conflict, Unprocessable, type DomainError } from '../../shared/errors.ts';
 import { canonicalJson } from '../../shared/canonical-json.ts';
 import type { PolicyIdParts } from '../../shared/policy-ids.ts';
 import { parsePolicyId, policyError, scopeFrom } from './policy-model.ts';

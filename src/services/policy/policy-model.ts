@@ -3,7 +3,7 @@
  * the types of src/shared/policy-ids.ts), and the `{detail, code, stage: "policy"}` error every policy failure answers with.
  */
 import { POLICY_TYPES, type PolicyIdParts, type PolicyType } from '../../shared/policy-ids.ts';
-import { Unprocessable, type DomainError, type DomainErrorKind } from '../errors.ts';
+import { Unprocessable, type DomainError, type DomainErrorKind } from '../../shared/errors.ts';
 
 /** Blocks that Layer 2 policies (descriptor_layer, registry) may reference. */
 export const LAYER1_TYPES: readonly PolicyType[] = ['clothing_block', 'image_block', 'location', 'prompt', 'species_block', 'tone_profile'];

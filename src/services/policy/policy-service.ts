@@ -7,7 +7,7 @@ import { lockKey } from '../../db/database.ts';
 import type { ActivationRecord, PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { WorldRepository } from '../../db/repositories/world-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Conflict, Failure, NotFound, Unprocessable } from '../errors.ts';
+import { Conflict, Failure, NotFound, Unprocessable } from '../../shared/errors.ts';
 import { payloadHash } from '../../shared/canonical-json.ts';
 import { POLICY_TYPES } from '../../shared/policy-ids.ts';
 import { parsePolicyId, policyError, POLICY_STATUSES, pyRepr, scopeFrom, parseScope, type Scope } from './policy-model.ts';

@@ -16,7 +16,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { PolicyRepository, VariantRecord } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Failure, NotFound, Unprocessable, type DomainError } from '../errors.ts';
+import { Failure, NotFound, Unprocessable, type DomainError } from '../../shared/errors.ts';
 import { canonicalPieces, payloadHash, payloadHashAsync } from '../../shared/canonical-json.ts';
 import { policyError, scopeFrom, type Scope } from './policy-model.ts';
 import { toManifestItem, type PolicyService } from './policy-service.ts';

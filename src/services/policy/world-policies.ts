@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../../logging/logger.ts';
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError } from '../../shared/errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { WorldLoadError } from '../worlds/world-loader.ts';
 import { parseJson } from '../../shared/canonical-json.ts';

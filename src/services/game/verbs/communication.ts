@@ -9,7 +9,7 @@
 import type { Limit } from '../../limits/limits.ts';
 import { fail, ok, type RoomCommand } from '../command-table.ts';
 import { LINKDEAD, type GameCore } from '../game-core.ts';
-import { escapeHtml } from '../plain-text.ts';
+import { escapeHtml } from '../../../shared/plain-text.ts';
 
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 const TELL_USAGE = 'Usage: /tell <player> <message>';

@@ -9,7 +9,7 @@ import { itemDescription, itemName } from '../../worlds/world-overlay.ts';
 import { fail, NOT_IN_ROOM, ok, type Actor, type AnywhereCommand, type CommandResult, type CommandTable, type RoomCommand } from '../command-table.ts';
 import { LINKDEAD, listed, type GameCore } from '../game-core.ts';
 
-export function informationVerbs(core: GameCore, table: () => CommandTable) {
+export function informationVerbs(core: GameCore, table: CommandTable) {
   /** An item here or carried (by name, any letter case), else a character here. */
   const examine = async (actor: Actor, world: World, room: Room, wanted: string): Promise<CommandResult> => {
     const lower = wanted.toLowerCase();
@@ -87,7 +87,7 @@ export function informationVerbs(core: GameCore, table: () => CommandTable) {
     usage: 'help',
     summary: 'Show this help message',
     help: { section: 'Other', lines: ['/help, /? - Show this help message'] },
-    run: async ({ actor }) => ok(table().help(actor.role)),
+    run: async ({ actor }) => ok(table.help(actor.role)),
   };
 
   return { look, examine: examineCommand, who, help };

@@ -3,7 +3,7 @@
  * lines: the browser play client (web/text.ts) and the telnet door (src/telnet/). Pure
  * functions without runtime imports, so the browser bundle takes them as they are.
  */
-import type { components } from '../../../generated/openapi.d.ts';
+import type { components } from '../../generated/openapi.d.ts';
 
 type ChatMessage = components['schemas']['ChatMessage'];
 type ItemEvent = components['schemas']['ItemEvent'];

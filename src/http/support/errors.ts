@@ -4,9 +4,9 @@
  * internal ever reaches a response body.
  */
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import type { Logger } from '../logging/logger.ts';
-import { INVALID_SESSION } from '../services/accounts/session-service.ts';
-import { axisError, CONDITION_AXIS_MESSAGES, missingRuntimeInputs } from '../services/axis/condition-axis.ts';
+import type { Logger } from '../../logging/logger.ts';
+import { INVALID_SESSION } from '../../services/accounts/session-service.ts';
+import { axisError, CONDITION_AXIS_MESSAGES, missingRuntimeInputs } from '../../services/axis/condition-axis.ts';
 import {
   Conflict,
   DomainError,
@@ -21,9 +21,9 @@ import {
   Unprocessable,
   UpstreamFailed,
   UpstreamTimeout,
-} from '../services/errors.ts';
-import { parsePolicyId, parseScope, scopeFrom } from '../services/policy/policy-model.ts';
-import { databaseUnavailable } from '../db/errors.ts';
+} from '../../shared/errors.ts';
+import { parsePolicyId, parseScope, scopeFrom } from '../../services/policy/policy-model.ts';
+import { databaseUnavailable } from '../../db/errors.ts';
 
 /**
  * A deliberate failure of the HTTP layer itself (services throw DomainErrors): status,
