@@ -1,7 +1,7 @@
 /**
- * Client for the upstream entity-state generator (ref-policy-lab §13.3, ref-game-db §13.4):
- * `POST <base>/api/entity {seed, include_prompts}`. Used by character provisioning now and by
- * condition-axis generation later; callers map `EntityStateError.failure` to their own answers
+ * Client for the upstream entity-state generator the reference server calls:
+ * `POST <base>/api/entity {seed, include_prompts}`. Used by character provisioning and by
+ * condition-axis generation; callers map `EntityStateError.failure` to their own answers
  * (condition-axis: unsupported → 501, timeout → 504, generation_failed → 502).
  */
 import { upstreamRequestOptions } from './upstream-http.ts';

@@ -1,6 +1,7 @@
 /**
- * Character name generation (ref-game-db §13.3): the external namegen HTTP API, plus a
- * deterministic built-in generator with our own syllable tables for setups without one.
+ * Character name generation: the external namegen HTTP API the reference server calls (a first
+ * and a last name, each `POST <base>/api/generate`), plus a deterministic built-in generator with
+ * our own syllable tables for setups without one (the reference has none).
  */
 import { upstreamRequestOptions } from './upstream-http.ts';
 import axios from 'axios';

@@ -1,5 +1,5 @@
 /**
- * The one Ollama HTTP client (ref-policy-lab §12.4, ref-api §10): used by the translation layer
+ * The one Ollama HTTP client: used by the translation layer
  * (`/api/chat`) and the admin LLM commands (`/api/tags`, `/api/ps`, `/api/show`, `/api/pull`,
  * `/api/chat`). It never throws for upstream trouble: every call answers an `OllamaResult`,
  * and callers map the failure kinds to their own texts. No retries. Log lines carry the

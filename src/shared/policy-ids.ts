@@ -1,7 +1,7 @@
 /**
- * The policy types and the parts of a `policy_id` (ref-policy-lab.md §2): the vocabulary the
- * policy store's rows and the policy services share. The grammar that parses ids and the
- * errors it raises stay in src/services/policy/policy-model.ts.
+ * The policy types and the parts of a `policy_id`, as the reference server names them: the
+ * vocabulary the policy store's rows and the policy services share. The grammar that parses ids
+ * and the errors it raises stay in src/services/policy/policy-model.ts.
  */
 export const POLICY_TYPES = [
   'axis_bundle',

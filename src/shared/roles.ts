@@ -1,6 +1,7 @@
 /**
- * Roles, their rank, and the role → permission table (ref-api.md §2), in one place.
- * Superusers hold every permission; otherwise nothing is inherited.
+ * Roles, their rank, and the role → permission table (the reference server's), in one place.
+ * Superusers hold every permission; otherwise nothing is inherited (admins lack create_rooms and
+ * create_items).
  */
 export const ROLES = ['player', 'worldbuilder', 'admin', 'superuser'] as const;
 export type Role = (typeof ROLES)[number];

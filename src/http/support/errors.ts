@@ -1,7 +1,8 @@
 /**
  * The HTTP layer's own error type, the status of every domain error (one table), and one
- * terminal handler that renders every error as JSON `{detail}` (decisions.md §2). Nothing
- * internal ever reaches a response body.
+ * terminal handler that renders every error as JSON `{detail}`, also for unknown routes, wrong
+ * methods, bad JSON and oversized bodies (the specification's settled choice). Nothing internal
+ * ever reaches a response body.
  */
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import type { Logger } from '../../logging/logger.ts';
@@ -75,8 +76,9 @@ const UNKNOWN_QUERY_PARAMETER = /^Unknown query parameter/;
 
 /**
  * A malformed or empty `session_id` is an authentication failure, not a malformed request:
- * it answers 401 like an unknown one (decisions.md §2). One sent where the operation takes none
- * is a malformed request, and its 400 names it (a 401 would tell a valid session it expired).
+ * it answers 401 like an unknown one, never 400 (the specification's settled choice). One sent
+ * where the operation takes none is a malformed request, and its 400 names it (a 401 would tell
+ * a valid session it expired).
  */
 function badSessionId(issues: ValidatorIssue[]): boolean {
   return issues.some((i) => /^\/(body|query|params)\/session_id$/.test(i.path) && !UNKNOWN_QUERY_PARAMETER.test(i.message));
@@ -147,7 +149,7 @@ function plainRule(issue: ValidatorIssue): string {
   }
 }
 
-/** `Invalid request: command: must be at most 2000 characters` (decisions.md §2: readable on its own). */
+/** `Invalid request: command: must be at most 2000 characters`: a `detail` readable on its own (docs/decisions.md, "Accounts and sessions"). */
 function plainDetail(err: ValidatorError, issues: ValidatorIssue[]): string {
   if (issues.length === 0) return `Invalid request: ${err.message.replace(/request\/\S*\s*/g, '')}`;
   return `Invalid request: ${issues.map((issue) => `${fieldName(issue.path)}: ${plainRule(issue)}`).join('; ')}`;

@@ -1,7 +1,8 @@
 /**
- * The axis engine's pure part (ref-policy-lab.md §14.2–§14.4): the chat resolution grammar of
- * an axis bundle (`content.resolution`), the three resolvers, channel multipliers, clamping to
- * [0, 1] and the interaction's `ipc_hash`. No I/O: the same inputs give the same result.
+ * The axis engine's pure part, computing what the reference server computes: the chat
+ * resolution grammar of an axis bundle (`content.resolution`), the three resolvers, channel
+ * multipliers, clamping to [0, 1] and the interaction's `ipc_hash`. No I/O: the same inputs give
+ * the same result.
  */
 import { PyFloat, formatFloat, payloadHash } from '../../shared/canonical-json.ts';
 
@@ -151,7 +152,11 @@ export function chatIpcHash(input: {
   });
 }
 
-/** §14.4 steps 3–6 for one chat interaction. */
+/**
+ * One chat interaction, from the scores read to the deltas: the snapshot before (axes whose
+ * resolver has an effect), its `ipc_hash`, and each axis's new score clamped to [0, 1], keeping
+ * only changes above 1e-12. Locking, the ledger and the writes are the caller's.
+ */
 export function resolveChat(input: { worldId: string; speaker: ChatParty; listener: ChatParty; channel: string; grammar: ChatGrammar }): ChatResolution {
   const { worldId, speaker, listener, channel, grammar } = input;
   const active = Object.keys(grammar.axes).filter((axis) => grammar.axes[axis]!.resolver !== 'no_effect');
@@ -176,7 +181,7 @@ export function resolveChat(input: { worldId: string; speaker: ChatParty; listen
   return { ipcHash, axisSnapshotBefore, grammarVersion: grammar.version, speaker: speakerChanges, listener: listenerChanges };
 }
 
-/** §12.6: the translation seed of an interaction: the first 16 hex digits of its ipc_hash. */
+/** The translation seed of an interaction: the first 16 hex digits of its ipc_hash (as the reference seeds its model). */
 export function seedFromIpcHash(ipcHash: string): bigint {
   return BigInt(`0x${ipcHash.slice(0, 16)}`);
 }

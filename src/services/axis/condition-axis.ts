@@ -1,6 +1,6 @@
 /**
- * Stateless condition-axis generation (ref-policy-lab.md §13, `POST
- * /api/pipeline/condition-axis/generate`): resolves the world's axis bundle, asks the entity
+ * Stateless condition-axis generation (`POST /api/pipeline/condition-axis/generate`, answered as
+ * the reference server answers it): resolves the world's axis bundle, asks the entity
  * generator (built-in or the upstream entity-state API) for a seed's profile, maps labels to
  * numbers through the bundle and checks every policy axis is present. Creates or changes nothing.
  */

@@ -112,9 +112,10 @@ export class ChatMechanics {
   }
 
   /**
-   * §14.4 in one transaction: both characters locked in ascending id order, scores read,
-   * deltas resolved, one axis event per changed character, scores and snapshots refreshed,
-   * and the ledger event appended. Returns the ipc_hash, or null when the engine is off.
+   * The reference server's chat resolution, in one transaction: both characters locked in
+   * ascending id order, scores read, deltas resolved, one axis event per changed character,
+   * scores and snapshots refreshed, and the ledger event appended. Returns the ipc_hash, or null
+   * when the engine is off.
    */
   private async resolveAxes(deps: ChatDependencies, player: Actor, listenerId: number, channel: ChatChannel): Promise<string | null> {
     const world = this.worldOf(player);
@@ -181,7 +182,7 @@ export class ChatMechanics {
   }
 
   /**
-   * §12.6: OOC → IC through the world's translation layer with the speaker's axes. Returns the
+   * OOC → IC through the world's translation layer with the speaker's axes. Returns the
    * IC text, or the OOC text when translation is off, the character has no axis state, or
    * the model fails; every attempt is written to the ledger.
    */

@@ -1,8 +1,10 @@
 /**
- * Image-prompt compilation and the effective image policy bundle (ref-policy-lab.md §10.3,
- * §11.4). Pure: the caller hands in the world's effective variant rows and a variant lookup;
- * nothing here touches HTTP or the database. Policy data it cannot use is a Conflict; an image
- * bundle without a manifest is a NotFound. Both answer a plain `{"detail": …}`.
+ * Image-prompt compilation and the effective image policy bundle, step for step as the reference
+ * server computes them, so prompts and hashes match its (where the answers differ:
+ * docs/decisions.md, "Lab and the language-model runtime"). Pure: the caller hands in the
+ * world's effective variant rows and a variant lookup; nothing here touches HTTP or the
+ * database. Policy data it cannot use is a Conflict; an image bundle without a manifest is a
+ * NotFound. Both answer a plain `{"detail": …}`.
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import { Conflict, NotFound } from '../../shared/errors.ts';
@@ -106,7 +108,7 @@ function findManifestRow(source: PolicySource): PolicyRow | undefined {
   return source.effectiveRows.find((r) => r.policyId === id);
 }
 
-/** §11.4 step 3: `<type>:<namespace>:<key>` from the manifest node's id (int `_v<version>` stripped). */
+/** The preferred policy id, `<type>:<namespace>:<key>`, from the manifest node's id (an int `_v<version>` suffix stripped). */
 function hintFor(manifest: Json, node: 'descriptor_layer' | 'tone_profile'): { hint: string | null; rawId: string | null } {
   const spec = getPath(manifest, 'image', node);
   if (!isObject(spec) || isBlank(spec.id)) return { hint: null, rawId: null };
@@ -131,7 +133,7 @@ function selectRow(rows: PolicyRow[], policyType: string, preferred: string | nu
 }
 
 // ---------------------------------------------------------------------------------------------
-// Compile (§11.4)
+// Compile (POST /api/lab/compile-image-prompt)
 
 function selectForCompile(source: PolicySource, policyType: string, preferred: string | null): PolicyRow {
   const sel = selectRow(source.effectiveRows, policyType, preferred);
@@ -181,7 +183,7 @@ function truthy(v: unknown): boolean {
   return true;
 }
 
-/** §11.4 step 8: the stripped `content.text` of the entry's policy_ref. */
+/** The stripped `content.text` of the registry entry's policy_ref. */
 async function blockText(source: PolicySource, entry: Json, allowedType: string): Promise<string> {
   const ref = entry.policy_ref;
   if (!isObject(ref)) {
@@ -209,7 +211,7 @@ async function blockText(source: PolicySource, entry: Json, allowedType: string)
   return (text as string).trim();
 }
 
-/** §11.4 step 10. */
+/** The tone profile's `prompt_block`, else its style, palette and context joined as sentences. */
 export function toneBlock(tone: Json): string {
   if (!isBlank(tone.prompt_block)) return tone.prompt_block as string;
   const parts = ['linework_style', 'palette_descriptor', 'presentation_context']
@@ -220,7 +222,7 @@ export function toneBlock(tone: Json): string {
   return `${parts.join('. ').replace(/\.+$/, '')}.`;
 }
 
-/** §11.4 step 13: hash of the request axes, scores as Python floats. */
+/** Hash of the request axes, scores as Python floats (an integral score hashes as `1.0`). */
 export function axisHash(axes: Record<string, { label: string; score: number }>): string {
   const payload: Json = {};
   for (const name of Object.keys(axes).sort()) {
@@ -389,11 +391,11 @@ export async function compileImagePrompt(source: PolicySource, request: CompileR
 }
 
 // ---------------------------------------------------------------------------------------------
-// Image policy bundle (§10.3)
+// Image policy bundle (GET /api/lab/world-image-policy-bundle/{world_id})
 
 /**
- * The world's effective image policy bundle. `axisBundle` is the §10.2 resolution (or null,
- * with `axisBundleError` its detail). Manifest problems throw NotFound / Conflict; everything
+ * The world's effective image policy bundle. `axisBundle` is the world's resolved axis bundle
+ * (or null, with `axisBundleError` its detail). Manifest problems throw NotFound / Conflict; everything
  * else is reported in missing_components.
  */
 export function imagePolicyBundle(

@@ -137,7 +137,7 @@ export class LabService {
     });
   }
 
-  /** The world's prompt template: its effective prompt policy, else the built-in one (§10.1). */
+  /** The world's prompt template: its effective prompt policy, else the built-in one. */
   private async promptTemplate(worldId: string, layer: TranslationLayer): Promise<string> {
     return effectivePromptTemplate(this.policies, worldId, layer);
   }

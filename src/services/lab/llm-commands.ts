@@ -1,6 +1,7 @@
 /**
- * Admin language-model console (`/admin/llm/command`, `/admin/llm/clear-context`; ref-api §10,
- * decisions §6): a few Ollama verbs with the reference's output texts. The server URL must be
+ * Admin language-model console (`/admin/llm/command`, `/admin/llm/clear-context`): the verbs the
+ * specification's settled choices name (`list`/`ls`, `ps`, `show`, `pull`, `run`) with the
+ * reference server's output texts. The server URL must be
  * one of the configured ones (no request forgery), and model names may only name configured
  * registries (a pull from any host would let the runtime fetch from anywhere); only superusers
  * pull. Chat history is kept in process memory per session (keyed by its row id, never its

@@ -1,7 +1,7 @@
 /**
- * The OOC → IC translation layer (ref-policy-lab §12): world config with defaults, the profile
- * dict and its summary, placeholder rendering, the Ollama `/api/chat` call and the output
- * validator. Pure helpers are exported for the lab endpoints and tests; `Translator` does one
+ * The OOC → IC translation layer, as the reference server has it: world config with defaults,
+ * the profile dict and its summary, placeholder rendering, the Ollama `/api/chat` call and the
+ * output validator. Pure helpers are exported for the lab endpoints and tests; `Translator` does one
  * lab translation (a fresh renderer per call: nothing is remembered between calls).
  */
 import type { OllamaClient } from '../../integrations/ollama.ts';
@@ -37,7 +37,7 @@ const DEFAULTS: TranslationLayer = {
   deterministic: false,
 };
 
-/** Built-in template used when the prompt policy cannot be resolved (§12.1). */
+/** Built-in template used when the prompt policy cannot be resolved (the reference's text). */
 export const FALLBACK_TEMPLATE = [
   'You are a character in a text-based RPG.',
   'Translate the following OOC message into a single line of IC dialogue consistent with a character whose demeanor is {{demeanor_label}}.',
@@ -54,8 +54,8 @@ export const FALLBACK_TEMPLATE = [
 export const NUM_PREDICT = 128;
 
 /**
- * The world's `translation_layer` block with §12.1 defaults (wrongly typed values fall back
- * to the default; `prompt_template_path` is ignored). A non-empty `ollamaUrlOverride`
+ * The world's `translation_layer` block with the reference's defaults (wrongly typed values fall
+ * back to the default; `prompt_template_path` is ignored). A non-empty `ollamaUrlOverride`
  * (server configuration) replaces the world's `ollama_base_url`.
  */
 export function translationLayer(world: World, ollamaUrlOverride: string): TranslationLayer {
@@ -135,7 +135,7 @@ export function formatFixed2(value: number): string {
   return negative ? `-${text}` : text;
 }
 
-/** §12.3: `  Character: <name>` then `  <Display>: <label> (<score .2f>)` per axis, joined by `\n`. */
+/** The profile summary: `  Character: <name>` then `  <Display>: <label> (<score .2f>)` per axis, joined by `\n`. */
 export function profileSummary(profile: Profile): string {
   const lookup = new Map(profile);
   const name = lookup.get('character_name');
@@ -155,7 +155,7 @@ export function profileSummary(profile: Profile): string {
 }
 
 /**
- * §12.2 lab profile, in insertion order: character_name; `<axis>_label`/`<axis>_score` for each
+ * The lab's profile, in insertion order: character_name; `<axis>_label`/`<axis>_score` for each
  * active axis present in `axes` (others ignored, missing ones skipped); channel; profile_summary.
  */
 export function buildProfile(
@@ -219,7 +219,7 @@ function stripChar(text: string, ch: string): string {
   return text.slice(start, end);
 }
 
-/** §12.5: the cleaned single line, or null when the output must be rejected. */
+/** The output check: the cleaned single line, or null when the output must be rejected (status `fallback.validation_failed`). */
 export function validateOutput(text: string, strict: boolean, maxChars: number): string | null {
   let out = pyStrip(text);
   if (out === '') return null;
@@ -270,7 +270,7 @@ export interface TranslateResult {
   renderedPrompt: string;
 }
 
-/** The §12.4 `/api/chat` body. Temperatures are sent as Python floats (`0.0`, `1.0`). */
+/** The `/api/chat` body, as the reference sends it. Temperatures are sent as Python floats (`0.0`, `1.0`). */
 export function chatBody(layer: TranslationLayer, renderedPrompt: string, oocMessage: string, seed: number, temperature: number): Record<string, unknown> {
   const seeded = seed !== -1;
   return {
@@ -319,7 +319,7 @@ export class Translator {
 }
 
 /**
- * The world's prompt template (§10.1): the text of its effective prompt policy, else the
+ * The world's prompt template: the text of its effective prompt policy, else the
  * built-in FALLBACK_TEMPLATE. Shared by the lab and the game's chat translation.
  */
 export async function effectivePromptTemplate(policies: Pick<PolicyService, 'effectiveVariant'>, worldId: string, layer: TranslationLayer): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * The event ledger (ref-policy-lab §15), kept in the database instead of per-world JSONL
+ * The event ledger, kept in the database instead of the reference server's per-world JSONL
  * files. Every row is the reference envelope: event_id (UUID4, 32 hex), timestamp (Python
  * isoformat, `+00:00`), world_id, event_type, schema_version "1.0", ipc_hash, meta, data, and
  * `_checksum` = "sha256:" + sha256 of the canonical JSON of the envelope without `_checksum`.

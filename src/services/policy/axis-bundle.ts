@@ -1,7 +1,9 @@
 /**
- * A world's effective axis bundle (ref-policy-lab.md §10.2): the manifest names the active
- * bundle, whose activated variant defines the axes, their label thresholds and the chat
- * resolution grammar. Also the label ↔ score mappings every axis feature shares (§13.4, §14.1).
+ * A world's effective axis bundle, resolved as the reference server does: the manifest names the
+ * active bundle, whose activated variant defines the axes, their label thresholds and the chat
+ * resolution grammar. Also the label ↔ score mappings every axis feature shares (a label's
+ * score from its thresholds or its place in the ordering; a score's label from the range that
+ * holds it).
  */
 import { Conflict, NotFound } from '../../shared/errors.ts';
 import { payloadHash, PyFloat } from '../../shared/canonical-json.ts';

@@ -1,7 +1,7 @@
 /**
- * The world-scope hash snapshot (ref-policy-lab.md §9): the effective variants as a tree of
- * `<type>/<namespace as folders>/<key>/<variant>.json` entries, hashed as a whole and per
- * folder with the reference's `policy_tree_hash_v1` payloads.
+ * The world-scope hash snapshot, as the reference server takes it: the effective variants as a
+ * tree of `<type>/<namespace as folders>/<key>/<variant>.json` entries, hashed as a whole and
+ * per folder with the reference's `policy_tree_hash_v1` payloads.
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import { NotFound } from '../../shared/errors.ts';

@@ -1,7 +1,8 @@
 /**
- * Import of a publish artifact (ref-policy-lab.md §8): integrity checks on the envelope, then
- * each variant in dependency order (blocks before the layers that reference them), each row
- * succeeding or failing on its own, then optional activation of everything that landed.
+ * Import of a publish artifact, as the reference server imports one: integrity checks on the
+ * envelope, then each variant in dependency order (blocks before the layers that reference
+ * them), each row succeeding or failing on its own, then optional activation of everything that
+ * landed.
  */
 import type { PolicyRepository } from '../../db/repositories/policy-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';

@@ -1,6 +1,7 @@
 /**
- * The policy vocabulary (ref-policy-lab.md §2): layers, statuses, the policy_id grammar (over
- * the types of src/shared/policy-ids.ts), and the `{detail, code, stage: "policy"}` error every policy failure answers with.
+ * The policy vocabulary, the reference server's: layers, statuses, the policy_id grammar (over
+ * the types of src/shared/policy-ids.ts), and the `{detail, code, stage: "policy"}` error every
+ * policy failure answers with.
  */
 import { POLICY_TYPES, type PolicyIdParts, type PolicyType } from '../../shared/policy-ids.ts';
 import { Unprocessable, type DomainError, type DomainErrorKind } from '../../shared/errors.ts';

@@ -1,6 +1,7 @@
 /**
- * Policy variants and activation pointers (ref-policy-lab.md §§4–6): validate, upsert, read,
- * activate per world/client scope with an audit trail, the effective overlay, and rollback.
+ * Policy variants and activation pointers, with the reference server's rules and answers:
+ * validate, upsert, read, activate per world/client scope with an audit trail, the effective
+ * overlay, and rollback.
  */
 import type { Clock } from '../../db/clock.ts';
 import { lockKey } from '../../db/database.ts';
@@ -203,7 +204,7 @@ export class PolicyService {
     return toActivationEntry(activation, auditEventId);
   }
 
-  /** Every pointer must be what replaying the scope's activation events gives (§6.3). */
+  /** Every pointer must be what replaying the scope's activation events gives: no pointer changes without its audit event. */
   private async assertReplayMatches(scope: Scope, trx: Parameters<Parameters<PolicyRepository['transaction']>[0]>[0]): Promise<void> {
     const replayed = new Map<string, string>();
     for (const e of await this.repo.activationEvents(scope.worldId, scope.clientProfile, trx)) replayed.set(e.policyId, e.variant);

@@ -1,6 +1,6 @@
 /**
- * Validation of a policy variant (ref-policy-lab.md §2.3), shared by validate, upsert and
- * import. Returns every problem, in the reference's order and wording.
+ * Validation of a policy variant, shared by validate, upsert and import. Returns every problem,
+ * in the reference server's order and wording.
  */
 import { canonicalPieces, PyFloat } from '../../shared/canonical-json.ts';
 import type { PolicyIdParts } from '../../shared/policy-ids.ts';

@@ -1,6 +1,6 @@
 /**
- * Publish (ref-policy-lab.md §7): a deterministic manifest of a scope's effective variants,
- * recorded as a publish run, and an exchange artifact written under the exports root.
+ * Publish, as the reference server does it: a deterministic manifest of a scope's effective
+ * variants, recorded as a publish run, and an exchange artifact written under the exports root.
  * Timestamps of the run are not hashed, so publishing unchanged state gives equal hashes.
  *
  * An artifact holds every effective variant, so it can be tens of megabytes: it is hashed and

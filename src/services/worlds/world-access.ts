@@ -1,7 +1,8 @@
 /**
- * Who may use which world. `decideWorldAccess` is the one rule (ref-game-db.md §2.4) that
- * login, character listing, creation, selection and direct login all go through, so they can
- * never disagree.
+ * Who may use which world. `decideWorldAccess` is the one rule, the reference server's (a grant,
+ * a character in the world or an open world; admins everywhere; docs/decisions.md, "Accounts and
+ * sessions"), that login, character listing, creation, selection and direct login all go
+ * through, so they can never disagree.
  */
 import type { Config } from '../../config/config.ts';
 import type { components } from '../../../generated/openapi.d.ts';
