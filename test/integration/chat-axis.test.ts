@@ -1,9 +1,9 @@
 /**
  * Chat mechanics through HTTP (SQLite, or PostgreSQL with MUD_TEST_DB=postgres): the axis
- * engine (ref-policy-lab.md §14.4) turning say/yell/whisper with a listener into per-character
+ * engine (the reference server's chat resolution) turning say/yell/whisper with a listener into per-character
  * axis events, score and snapshot updates and a checksummed ledger row, all with one ipc_hash;
  * nothing for a solo speaker or a world whose engine is off; and the translation layer
- * (§12.6) replacing chat text with the model's IC text, falling back to the OOC text when
+ * replacing chat text with the model's IC text, falling back to the OOC text when
  * the model is down, never failing the command.
  */
 import { describe, it, before, after, beforeEach } from 'mocha';

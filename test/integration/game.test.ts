@@ -1,8 +1,8 @@
 /**
  * The game through HTTP against the real app (SQLite, or PostgreSQL with MUD_TEST_DB=postgres):
  * the 409/401 preconditions of /command, /status and /chat; every verb and alias of the
- * specification's table with the exact texts of ref-game-db.md §§4–11 and the choices of
- * decisions.md §5 and docs/decisions.md (real items, yell once per distinct room, `who`
+ * specification's table with the reference server's exact texts and the choices settled beside
+ * the specification and in docs/decisions.md (real items, yell once per distinct room, `who`
  * without the caller, multi-word whisper targets, no kick); /status and /chat; session
  * expiry; a race for one item; a scripted walk through the whole shipped demo world; and
  * state surviving a restart.
@@ -95,7 +95,7 @@ function itemName(id: string): string {
   return name;
 }
 
-/** The look text of ref-game-db.md §6; items default to the room's items as shipped. */
+/** The look text, the reference server's; items default to the room's items as shipped. */
 function lookText(roomId: string, opts: { items?: string[]; players?: string[]; world?: WorldInfo } = {}): string {
   const world = opts.world ?? WORLD;
   const r = world.rooms.get(roomId)!;
@@ -589,7 +589,7 @@ describe(`game (${DB_NAME})`, function () {
       expect(text.toLowerCase()).to.not.include('kick');
       const lines = text.split('\n');
       for (const line of lines) expect(line, JSON.stringify(line)).to.not.match(/\s$/);
-      // The reference's lines (ref-game-db.md §11) without the kick line.
+      // The reference server's help lines without the kick line.
       const referenceLines = [
         '[Available Commands]',
         'Movement:',

@@ -1,13 +1,15 @@
 /**
  * Two server instances on one database (one SQLite file, or one PostgreSQL schema with
- * MUD_TEST_DB=postgres): all game state lives in the database (decisions.md §5), so players
- * on different instances see each other, hear each other and can never both take one item.
+ * MUD_TEST_DB=postgres): all game state lives in the database (the specification's settled
+ * choice), so players on different instances see each other, hear each other and can never both
+ * take one item.
  */
 import { describe, it, before, after, beforeEach } from 'mocha';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
 import { sessionFor } from '../helpers/accounts.ts';
@@ -85,7 +87,11 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
 
     // Each instance remembers sessions, chat and who is where, which only the PostgreSQL bus
     // keeps coherent between instances: SQLite serves one instance (docs/decisions.md).
-    const onPostgres = usePostgres ? it : it.skip;
+    const onPostgres = (title: string, test: (this: Mocha.Context) => Promise<void>) =>
+      it(title, function () {
+        if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+        return test.call(this);
+      });
 
     onPostgres('see each other in look, who and /status', async () => {
       const a = await newPlayer(one, 'Anna');

@@ -1,5 +1,5 @@
 /**
- * The label ↔ score mappings every axis feature shares (ref-policy-lab.md §13.4, §14.1):
+ * The label ↔ score mappings every axis feature shares, as the reference server maps them:
  * labelFor, scoreForLabel and normalizeEntityAxes, on an axis bundle built by hand.
  */
 import { expect } from 'chai';

@@ -1,5 +1,5 @@
 /**
- * The axis engine's pure part (ref-policy-lab.md §14.2–§14.4): grammar parsing, the three
+ * The axis engine's pure part: grammar parsing, the three
  * resolvers, channel multipliers, clamping, the ipc_hash of the reference's worked example
  * and determinism.
  */
@@ -81,7 +81,7 @@ describe('axis engine (pure)', () => {
     });
   });
 
-  describe('worked example (§14.4)', () => {
+  describe("the reference's worked example", () => {
     it('hashes the documented interaction to the documented ipc_hash', () => {
       const hash = chatIpcHash({
         worldId: 'w',

@@ -11,7 +11,7 @@ import {
   PyFloat,
 } from '../../src/shared/canonical-json.ts';
 
-describe('canonical JSON and payload hash (reference test vectors, ref-policy-lab.md §1.1 and §7.2)', () => {
+describe("canonical JSON and payload hash (the reference server's test vectors)", () => {
   it('serializes like Python json.dumps(sort_keys=True) and hashes a variant content_hash', () => {
     const payload = { policy_id: 'species_block:image.blocks.species:goblin', variant: 'v1', content: { text: 'goblin text' } };
     expect(canonicalJson(payload)).to.equal(

@@ -1,6 +1,6 @@
 /**
- * Image-prompt compilation and the image policy bundle (ref-policy-lab.md §10.3, §11.4), on
- * PolicySource objects built from the emberwick artifact's variants, one tweak per case.
+ * Image-prompt compilation and the image policy bundle, as the reference server computes them,
+ * on PolicySource objects built from the emberwick artifact's variants, one tweak per case.
  */
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
@@ -125,7 +125,7 @@ function clothingEntry(id: string, when: Json | undefined, extra: Json = {}): Js
   };
 }
 
-describe('image compiler: compileImagePrompt (§11.4)', () => {
+describe('image compiler: compileImagePrompt', () => {
   describe('the emberwick policy data', () => {
     it('compiles heron_folk/female/moneyed/lockkeeper with the expected blocks', async () => {
       const result = await compileImagePrompt(fixture(), request());
@@ -153,7 +153,7 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
       expect(result.axis_hash).to.match(/^[0-9a-f]{64}$/);
     });
 
-    it('hashes policy_hash over exactly the §11.4 step 12 payload', async () => {
+    it('hashes policy_hash over exactly the reference payload', async () => {
       const result = await compileImagePrompt(fixture(), request());
       const manifest = fixtureContent(MANIFEST_ID).manifest;
       const expected = payloadHash({
@@ -549,7 +549,7 @@ describe('image compiler: compileImagePrompt (§11.4)', () => {
   });
 });
 
-describe('image compiler: imagePolicyBundle (§10.3)', () => {
+describe('image compiler: imagePolicyBundle', () => {
   const axisRow = (): Json => fixtureContent('axis_bundle:axis.bundles:emberwick_axes');
   const axisBundle = (): { content: { axes: unknown; thresholds: unknown; resolution: unknown } } => ({
     content: { axes: axisRow().axes, thresholds: axisRow().thresholds, resolution: axisRow().resolution },

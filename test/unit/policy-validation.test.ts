@@ -1,6 +1,6 @@
 /**
- * Policy validation rules and the policy_id / scope grammar (ref-policy-lab.md §§2.2, 2.3,
- * 2.5, 6.1), table-driven: every message exactly, in the reference's order.
+ * Policy validation rules, the slot_kinds of a response and the policy_id / scope grammar,
+ * table-driven: every message exactly as the reference server words it, in its order.
  */
 import { describe, it } from 'mocha';
 import { expect } from 'chai';
@@ -81,7 +81,7 @@ const VALID_CONTENT: Record<string, { id: string; content: Record<string, unknow
   },
 };
 
-describe('policy_id grammar (ref-policy-lab.md §2.2)', () => {
+describe('policy_id grammar', () => {
   const parsed: Array<[string, { policyType: string; namespace: string; policyKey: string }]> = [
     ['species_block:image.blocks.species:goblin', { policyType: 'species_block', namespace: 'image.blocks.species', policyKey: 'goblin' }],
     ['prompt:a.b:key:extra', { policyType: 'prompt', namespace: 'a.b', policyKey: 'key:extra' }],
@@ -114,7 +114,7 @@ describe('policy_id grammar (ref-policy-lab.md §2.2)', () => {
   }
 });
 
-describe('activation scope grammar (ref-policy-lab.md §6.1)', () => {
+describe('activation scope grammar', () => {
   const parsed: Array<[string, { worldId: string; clientProfile: string }]> = [
     ['emberwick', { worldId: 'emberwick', clientProfile: '' }],
     ['  emberwick  ', { worldId: 'emberwick', clientProfile: '' }],
@@ -153,7 +153,7 @@ describe('activation scope grammar (ref-policy-lab.md §6.1)', () => {
   });
 });
 
-describe('validateVariant: common field errors (ref-policy-lab.md §2.3)', () => {
+describe('validateVariant: common field errors', () => {
   it('accepts a valid variant of every policy type', async () => {
     for (const [type, { id, content }] of Object.entries(VALID_CONTENT)) {
       expect(await validate(id, content), type).to.deep.equal([]);
@@ -378,7 +378,7 @@ describe('validateVariant: Layer 2 reference rules', () => {
   });
 });
 
-describe('slot_kinds of a response (ref-policy-lab.md §2.5)', () => {
+describe('slot_kinds of a response', () => {
   const cases: Array<[string, Record<string, unknown>, string, string[]]> = [
     ['authored kinds, trimmed and de-duplicated', { slot_kinds: ['atmosphere', ' atmosphere ', 'lighting'] }, 'image.blocks.style', ['atmosphere', 'lighting']],
     ['non-strings and blanks dropped', { slot_kinds: [3, '  ', 'b', null, 'a', 'b '] }, 'ns', ['b', 'a']],

@@ -40,7 +40,7 @@ function world(translation: Record<string, unknown> | null): World {
 const AXES = { demeanor: { label: 'timid', score: 0.07 }, health: { label: 'scarred', score: 0.65 } };
 
 describe('translation layer: config', () => {
-  it('applies the §12.1 defaults', () => {
+  it('applies the reference defaults', () => {
     expect(translationLayer(world(null), '')).to.deep.equal({
       enabled: false,
       model: 'gemma2:2b',
@@ -232,7 +232,7 @@ describe('Translator (fake Ollama)', () => {
 
   const answer = (content: unknown): CannedResponse => ({ body: { model: 'gemma2:2b', message: { role: 'assistant', content }, done: true } });
 
-  it('sends the exact §12.4 payload (unseeded) and returns success', async () => {
+  it('sends the reference payload exactly (unseeded) and returns success', async () => {
     upstream = await startFakeUpstream([answer('  "Greetings, all."  ')]);
     const result = await translator.translate(input(`${upstream.url}/`));
     const rendered = 'You are Mira (timid).\n  Character: Mira\n  Demeanor: timid (0.07)\n  Health: scarred (0.65)\nSay: hello all';
