@@ -1,10 +1,10 @@
 /**
  * Chat mechanics through HTTP (SQLite, or PostgreSQL with MUD_TEST_DB=postgres): the axis
- * engine (the reference server's chat resolution) turning say/yell/whisper with a listener into per-character
- * axis events, score and snapshot updates and a checksummed ledger row, all with one ipc_hash;
- * nothing for a solo speaker or a world whose engine is off; and the translation layer
- * replacing chat text with the model's IC text, falling back to the OOC text when
- * the model is down, never failing the command.
+ * engine (the reference server's chat resolution) turning say/yell/whisper with a listener into
+ * per-character axis events, score and snapshot updates and a checksummed ledger row, all with
+ * one ipc_hash; nothing for a solo speaker or a world whose engine is off; and the translation
+ * layer replacing chat text with the model's IC text, falling back to the OOC text when the
+ * model is down, never failing the command.
  */
 import { describe, it, before, after, beforeEach } from 'mocha';
 import { expect } from 'chai';
