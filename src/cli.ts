@@ -24,6 +24,9 @@ import path from 'node:path';
 import { ReferenceDatabaseError } from './integrations/reference-database.ts';
 import { claimSqlite, SqliteInUse } from './db/sqlite-serving.ts';
 import { formatImportReport } from './services/migration/import-report.ts';
+import { backupSqlite, BackupRefused } from './db/sqlite-backup.ts';
+import { copyConfiguredDatabase, CopyFailed, CopyMismatch, CopyRefused, formatCopyReport } from './db/copy-database.ts';
+import { pgDumpCommand, withoutPassword } from './db/postgres-tools.ts';
 
 const HELP = `Usage: mud-server <command>
 
@@ -51,6 +54,14 @@ Commands:
                                        --merge adds to a database that has game data,
                                        --dry-run writes nothing, --allow-skips commits even
                                        when rows are skipped (exit 1 otherwise)
+  backup <file> [--force]              SQLite: a consistent copy of the database, taken while
+                                       the server runs, checked, then renamed into place
+                                       (--force replaces an existing file). PostgreSQL:
+                                       prints the pg_dump command for the database
+  copy-db --to <postgres://... | file> Copy every table of the configured database into an
+                                       empty PostgreSQL database or a new SQLite file, ids
+                                       kept, in one transaction; prints each table's row
+                                       count and checksum, compared with the source's
 
 Options:
   -h, --help Show this help
@@ -258,7 +269,43 @@ async function importReference(args: string[]): Promise<void> {
   });
 }
 
+async function backup(args: string[]): Promise<void> {
+  const usage = 'Usage: mud-server backup <file> [--force]';
+  const file = args.find((arg) => !arg.startsWith('--'));
+  const force = args.includes('--force');
+  if (!file || args.length !== (force ? 2 : 1)) throw new CliError(usage);
+  const { loaded } = setup();
+  const { database } = loaded.config;
+  if (database.url) {
+    // pg_dump is PostgreSQL's own consistent online backup; nothing here would do better.
+    console.error('backup: on PostgreSQL the backup tool is pg_dump (a consistent snapshot, taken while the servers run). Nothing was written. For the configured database:');
+    process.stdout.write(`${pgDumpCommand(database.url, file)}\n`);
+    if (withoutPassword(database.url).hadPassword) console.error('backup: the password is left out of the URL: give it in PGPASSWORD or ~/.pgpass.');
+    console.error('backup: restore into a new, empty database with pg_restore --no-owner --dbname=<its URL> <file> (README, "Backups").');
+    process.exitCode = 1;
+    return;
+  }
+  const result = await backupSqlite(database.path, file, { force, progress: (line) => console.error(`backup: ${line}`) });
+  console.log(`Backed up ${database.path} to ${file}: ${result.pages} pages (${(result.bytes / 1048576).toFixed(1)} MB), integrity_check ok, in ${result.seconds.toFixed(1)} s.`);
+}
+
+async function copyDb(args: string[]): Promise<void> {
+  const usage = 'Usage: mud-server copy-db --to <postgres://... URL | SQLite file>';
+  const [flag, target] = args;
+  if (flag !== '--to' || !target || args.length !== 2) throw new CliError(usage);
+  const { loaded, logger } = setup();
+  const progress = (line: string): void => console.error(`copy-db: ${line}`);
+  try {
+    process.stdout.write(formatCopyReport(await copyConfiguredDatabase(loaded.config.database, target, logger, progress)));
+  } catch (err) {
+    if (err instanceof CopyMismatch) process.stdout.write(formatCopyReport(err.report));
+    throw err;
+  }
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  backup,
+  'copy-db': copyDb,
   'world-export': worldExport,
   'world-check': worldCheck,
   'ledger-export': ledgerExport,
@@ -285,7 +332,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     await run(rest);
   } catch (err) {
-    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError, SqliteInUse].some((type) => err instanceof type);
+    const known = [ConfigError, WorldLoadError, SuperuserError, CliError, DomainError, ReferenceDatabaseError, SqliteInUse, BackupRefused, CopyRefused, CopyFailed, CopyMismatch].some((type) => err instanceof type);
     // Expected failures get one line; anything else is a bug and keeps its stack.
     console.error(`mud-server: ${known ? (err as Error).message : err instanceof Error ? err.stack : String(err)}`);
     process.exit(1);

@@ -41,8 +41,20 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127003001_world_revisions', worldRevisions],
 ];
 
-export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = {
-  getMigrations: async () => [...MIGRATIONS],
-  getMigrationName: ([name]) => name,
-  getMigration: async ([, migration]) => migration,
-};
+export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = migrationsUpTo(MIGRATIONS.length);
+
+/** The names of this release's migrations, in order. */
+export const MIGRATION_NAMES: readonly string[] = MIGRATIONS.map(([name]) => name);
+
+/**
+ * The first `count` migrations: a database made with them has the schema of one whose first
+ * `count` were applied, which is what `copy-db` gives its target (the source's schema, for the
+ * server to migrate further as it would the source).
+ */
+export function migrationsUpTo(count: number): Knex.MigrationSource<readonly [string, Migration]> {
+  return {
+    getMigrations: async () => MIGRATIONS.slice(0, count),
+    getMigrationName: ([name]) => name,
+    getMigration: async ([, migration]) => migration,
+  };
+}

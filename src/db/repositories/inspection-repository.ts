@@ -3,10 +3,9 @@
  * read, and secret columns are redacted here, so no caller can forget to.
  */
 import type { Db } from '../database.ts';
-import { isPostgres } from '../database.ts';
 import { toDbTime } from '../clock.ts';
+import { countRows, tableNames } from '../tables.ts';
 
-const INTERNAL_TABLES = new Set(['knex_migrations', 'knex_migrations_lock']);
 /**
  * Every column, per table, that holds a credential or what one is checked against: it is never
  * listed and reads as REDACTED in table dumps. A new secret column must be added here (a test
@@ -35,13 +34,7 @@ export class InspectionRepository {
 
   /** The server's tables (migrations' bookkeeping excluded), sorted by name. */
   async tableNames(): Promise<string[]> {
-    const rows: Array<{ name: string }> = isPostgres(this.db)
-      ? await this.db('information_schema.tables')
-          .whereRaw('table_schema = current_schema()')
-          .andWhere('table_type', 'BASE TABLE')
-          .select({ name: 'table_name' })
-      : await this.db('sqlite_master').where('type', 'table').andWhere('name', 'not like', 'sqlite_%').select('name');
-    return rows.map((r) => r.name).filter((n) => !INTERNAL_TABLES.has(n)).sort();
+    return tableNames(this.db);
   }
 
   async columns(table: string): Promise<ColumnInfo[]> {
@@ -50,8 +43,7 @@ export class InspectionRepository {
   }
 
   async rowCount(table: string): Promise<number> {
-    const row = await this.db(table).count({ n: '*' }).first();
-    return Number(row?.n ?? 0);
+    return countRows(this.db, table);
   }
 
   /** Rows as arrays in column order; `table` must come from tableNames(). */
