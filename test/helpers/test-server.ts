@@ -79,6 +79,10 @@ export interface TestServerOptions {
   shareDatabaseWith?: TestServer;
   /** PostgreSQL url to use instead of MUD_TEST_DATABASE_URL (with MUD_TEST_DB=postgres). */
   databaseUrl?: string;
+  /** An existing PostgreSQL schema to serve; the caller created it and drops it. */
+  schema?: string;
+  /** PostgreSQL (true) or SQLite (false) whatever MUD_TEST_DB says, for tests that move data between them. */
+  postgres?: boolean;
 }
 
 /** Creates (or drops, with everything in it) a PostgreSQL schema. */
@@ -94,17 +98,18 @@ export async function createSchema(url: string, schema: string, drop: boolean): 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mud-test-'));
   const pgUrl = options.databaseUrl ?? process.env.MUD_TEST_DATABASE_URL ?? '';
-  if (usePostgres && !pgUrl) throw new Error('MUD_TEST_DB=postgres needs MUD_TEST_DATABASE_URL');
+  const postgres = options.postgres ?? usePostgres;
+  if (postgres && !pgUrl) throw new Error('MUD_TEST_DB=postgres needs MUD_TEST_DATABASE_URL');
   const shared = options.shareDatabaseWith;
-  const ownsDatabase = shared === undefined;
-  const schema = shared ? shared.schema : usePostgres ? `mud_test_${randomBytes(6).toString('hex')}` : undefined;
+  const ownsDatabase = shared === undefined && options.schema === undefined;
+  const schema = shared ? shared.schema : postgres ? (options.schema ?? `mud_test_${randomBytes(6).toString('hex')}`) : undefined;
   if (schema && ownsDatabase) await createSchema(pgUrl, schema, false);
 
   const env: NodeJS.ProcessEnv = {
     MUD_HOST: '127.0.0.1',
     MUD_PORT: '0',
     MUD_DB_PATH: shared ? shared.config.database.path : path.join(dir, 'mud.db'),
-    DATABASE_URL: usePostgres ? pgUrl : '',
+    DATABASE_URL: postgres ? pgUrl : '',
     MUD_LOG_LEVEL: 'debug',
     MUD_SERVER_VALIDATE_RESPONSES: 'true',
     MUD_WORLDS_ROOT: path.resolve('worlds'),
