@@ -8,7 +8,7 @@ import { Router, type RequestHandler } from 'express';
 import { parse } from 'yaml';
 import { rememberRouteMatchers } from './route-matchers.ts';
 
-export const OPENAPI_PATH = new URL('../../openapi.yaml', import.meta.url);
+export const OPENAPI_PATH = new URL('../../../openapi.yaml', import.meta.url);
 
 export interface OpenApiDocument {
   openapi: string;
