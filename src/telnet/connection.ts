@@ -62,8 +62,11 @@ const CHARSET_REJECTED = 3;
 const TTYPE_ROUNDS = 3;
 const MTTS_ANSI = 1;
 
-const TOO_LONG = Symbol('line too long');
-type Input = string | typeof TOO_LONG;
+/** A line as the door reads it, or the answer to one it refuses. */
+type Input = string | { refused: string };
+const TOO_LONG: Input = { refused: `That line was longer than ${MAX_LINE_CHARACTERS} characters and was ignored.` };
+/** Refused as over HTTP (src/shared/nul.ts): a name or command holding NUL would fail inside a PostgreSQL query. */
+const HOLDS_NUL: Input = { refused: `That line ${NUL_MESSAGE}; it was ignored.` };
 
 /** Thrown out of a waiting read when the connection closes: unwinds whatever dialogue was running. */
 class ConnectionClosed extends Error {}
@@ -212,7 +215,11 @@ export class TelnetConnection {
 
   private async run(): Promise<void> {
     try {
-      for (;;) await this.handle(await this.nextLine());
+      // Playing shows no prompt (the game's answers and events are the screen).
+      const again = () => {
+        if (!this.player) this.showPrompt();
+      };
+      for (;;) await this.handle(await this.nextLine(again));
     } catch (err) {
       if (err instanceof ConnectionClosed) return;
       this.c.logger.error('Telnet connection failed', { error: (err as Error).message, stack: (err as Error).stack });
@@ -513,19 +520,21 @@ export class TelnetConnection {
 
   private received(line: Line): void {
     if (this.closed) return;
-    let input: Input = TOO_LONG;
-    if (!line.tooLong) {
-      const text = edited(this.decoder.decode(line.bytes));
-      if ([...text].length <= MAX_LINE_CHARACTERS) input = text;
-    }
-    this.inbox.push(input);
+    this.inbox.push(this.input(line));
     if (this.inbox.length >= MAX_PENDING_LINES) this.socket.pause();
     this.touch();
     this.wake?.();
   }
 
-  /** The next line the player sent (a too-long one is refused and skipped). */
-  private async nextLine(): Promise<string> {
+  private input(line: Line): Input {
+    if (line.tooLong) return TOO_LONG;
+    const text = edited(this.decoder.decode(line.bytes));
+    if ([...text].length > MAX_LINE_CHARACTERS) return TOO_LONG;
+    return findNul(text, 'line') === null ? text : HOLDS_NUL;
+  }
+
+  /** The next line the player sent; one refused (too long, or holding NUL) is answered, then `again` asks anew. */
+  private async nextLine(again: () => void): Promise<string> {
     for (;;) {
       while (this.inbox.length === 0 && !this.closed) {
         await new Promise<void>((resolve) => {
@@ -536,8 +545,9 @@ export class TelnetConnection {
       if (this.closed) throw new ConnectionClosed();
       const input = this.inbox.shift()!;
       if (this.inbox.length < MAX_PENDING_LINES / 2 && this.socket.isPaused()) this.socket.resume();
-      if (input !== TOO_LONG) return input;
-      this.print(`That line was longer than ${MAX_LINE_CHARACTERS} characters and was ignored.`);
+      if (typeof input === 'string') return input;
+      this.print(input.refused);
+      again();
     }
   }
 
@@ -546,7 +556,8 @@ export class TelnetConnection {
     if (hidden) this.negotiation.offer(ECHO);
     this.prompt(question);
     try {
-      return hidden ? await this.nextLine() : (await this.nextLine()).trim();
+      const answer = await this.nextLine(() => this.prompt(question));
+      return hidden ? answer : answer.trim();
     } finally {
       if (hidden) {
         // The player's Enter was not echoed either (unless the client kept echoing itself).
