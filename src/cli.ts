@@ -9,7 +9,7 @@ import { WorldLoadError } from './services/worlds/world-loader.ts';
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { openMigratedDatabase, prepareOnce, startServer } from './server.ts';
-import { runPrimary, STOP_ALL } from './cluster.ts';
+import { announceServing, runPrimary, STOP_ALL } from './cluster.ts';
 import { systemClock } from './db/clock.ts';
 import type { Db } from './db/database.ts';
 import { buildServices, type Services } from './services/container.ts';
@@ -104,6 +104,7 @@ async function serve(args: string[]): Promise<void> {
     return;
   }
   const server = await startServer({ config: loaded.config, logger });
+  if (cluster.isWorker) announceServing(server.url);
   let signalled = false;
   // Exit once stopped, whether a signal or POST /admin/server/stop started it; a worker stopped
   // through the API has every worker stop, as a single server would.

@@ -12,6 +12,25 @@ import type { Logger } from './logging/logger.ts';
 /** Sent by a worker whose stop was asked for through the API (POST /admin/server/stop): every worker stops. */
 export const STOP_ALL = 'mud-server:stop-all';
 
+const SERVING = 'mud-server:serving';
+
+interface ServingMessage {
+  type: typeof SERVING;
+  url: string;
+}
+
+/**
+ * Sent by a worker once it serves, with its HTTP URL: the worker's 'listening' event fires
+ * for each of its listeners, the telnet door's first.
+ */
+export function announceServing(url: string): void {
+  const message: ServingMessage = { type: SERVING, url };
+  process.send!(message);
+}
+
+const isServing = (message: unknown): message is ServingMessage =>
+  typeof message === 'object' && message !== null && (message as { type?: unknown }).type === SERVING;
+
 /** A worker that dies sooner than this after starting waits before its replacement starts. */
 const STARTUP_GRACE_MS = 5_000;
 const RESTART_DELAY_MIN_MS = 250;
@@ -40,20 +59,20 @@ export async function runPrimary({ workers, config, logger, prepare }: PrimaryOp
   let stopping = false;
   let rolling = false;
   let restartDelay = RESTART_DELAY_MIN_MS;
-  let port = 0;
+  let url = '';
 
   const start = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
       const worker = cluster.fork();
       tracked.set(worker.id, { worker, startedAt: Date.now(), retiring: false });
-      worker.once('listening', (address) => {
-        port = address.port;
-        logger.info('Worker listening', { worker_pid: worker.process.pid, port });
-        resolve(worker);
-      });
       worker.once('exit', () => reject(new Error(`worker ${worker.process.pid} exited before listening`)));
       worker.on('message', (message: unknown) => {
         if (message === STOP_ALL) void stopAll('api');
+        else if (isServing(message)) {
+          url = message.url;
+          logger.info('Worker listening', { worker_pid: worker.process.pid, url });
+          resolve(worker);
+        }
       });
     });
 
@@ -122,6 +141,5 @@ export async function runPrimary({ workers, config, logger, prepare }: PrimaryOp
     await Promise.all([...tracked.values()].map((entry) => retire(entry.worker)));
     throw err;
   }
-  const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
-  logger.info('Serving with workers', { workers, primary_pid: process.pid, url: `http://${host}:${port}` });
+  logger.info('Serving with workers', { workers, primary_pid: process.pid, url });
 }
