@@ -3,11 +3,13 @@
  * any other on the shared PostgreSQL database. The primary prepares the database once (the
  * start-up steps every worker then finds done), starts the workers, replaces one that dies,
  * stops them all gracefully on SIGTERM/SIGINT, and on SIGHUP replaces them one at a time, each
- * new worker listening before the old one stops, so requests are never refused.
+ * new worker listening before the old one stops, so requests are never refused. It also counts
+ * the telnet door's connections for the whole host (src/telnet/slots.ts).
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config/config.ts';
 import type { Logger } from './logging/logger.ts';
+import { HostSlots } from './telnet/slots.ts';
 
 /** Sent by a worker whose stop was asked for through the API (POST /admin/server/stop): every worker stops. */
 export const STOP_ALL = 'mud-server:stop-all';
@@ -60,6 +62,7 @@ export async function runPrimary({ workers, config, logger, prepare }: PrimaryOp
   let rolling = false;
   let restartDelay = RESTART_DELAY_MIN_MS;
   let url = '';
+  const telnetSlots = new HostSlots(config.telnet);
 
   const start = (): Promise<Worker> =>
     new Promise((resolve, reject) => {
@@ -72,7 +75,7 @@ export async function runPrimary({ workers, config, logger, prepare }: PrimaryOp
           url = message.url;
           logger.info('Worker listening', { worker_pid: worker.process.pid, url });
           resolve(worker);
-        }
+        } else telnetSlots.handle(worker, message);
       });
     });
 
@@ -90,6 +93,7 @@ export async function runPrimary({ workers, config, logger, prepare }: PrimaryOp
     });
 
   cluster.on('exit', (worker, code, signal) => {
+    telnetSlots.workerGone(worker);
     const entry = tracked.get(worker.id);
     tracked.delete(worker.id);
     if (!entry || entry.retiring || stopping) return;

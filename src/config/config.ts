@@ -126,8 +126,9 @@ export const SETTINGS: readonly Setting[] = [
   s('telnet', 'tls_port', { type: 'int', min: 0, max: 65535 }, '4443', 'TCP port of the telnet-over-TLS listener, which runs when tls_cert and tls_key are set (0 picks a free one).'),
   s('telnet', 'tls_cert', { type: 'string' }, '', 'PEM certificate (chain) file of the TLS listener.'),
   s('telnet', 'tls_key', { type: 'string' }, '', 'PEM private key file of the TLS listener.'),
-  s('telnet', 'max_connections', { type: 'int', min: 1, max: 100000 }, '1000', 'Open telnet connections per server instance; more are told so and closed.'),
-  s('telnet', 'max_connections_per_address', { type: 'int', min: 1, max: 10000 }, '10', 'Open telnet connections per client address.'),
+  s('telnet', 'max_connections', { type: 'int', min: 1, max: 100000 }, '1000', 'Open telnet connections per server instance (with workers, per host), TLS handshakes included; more are told so and closed at once.'),
+  s('telnet', 'max_connections_per_address', { type: 'int', min: 1, max: 10000 }, '10', 'Open telnet connections per client address, TLS handshakes included (with workers, per host).'),
+  s('telnet', 'handshake_timeout_seconds', { type: 'int', min: 1, max: 600 }, '10', 'A TLS connection that has not finished its handshake by then is closed.'),
   s('telnet', 'login_timeout_seconds', { type: 'int', min: 1, max: 3600 }, '120', 'A connection that has not logged in by then is closed.'),
   s('telnet', 'idle_timeout_seconds', { type: 'int', min: 1, max: 604800 }, '1800', 'A logged-in connection that sends nothing for this long is closed (and logged out).'),
 ];
@@ -201,6 +202,7 @@ export interface Config {
     tlsKey: string;
     maxConnections: number;
     maxConnectionsPerAddress: number;
+    handshakeTimeoutSeconds: number;
     loginTimeoutSeconds: number;
     idleTimeoutSeconds: number;
   };

@@ -1,18 +1,22 @@
 /**
  * The telnet front door: a plain listener and, with a certificate, a TLS one, both handing
  * each accepted socket to a TelnetConnection. Connections are capped per client address and
- * in total; a session that ends anywhere (kick, ban, expiry, … announced on the event bus by
- * any instance) ends its connection, whichever screen it is on.
+ * in total from their TCP accept (slots.ts): a refused one is told so (over TLS, without a
+ * word) and closed at once, and a TLS one must finish its handshake within
+ * handshake_timeout_seconds. A session that ends anywhere (kick, ban, expiry, … announced on
+ * the event bus by any instance) ends its connection, whichever screen it is on.
  */
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
-import { createServer as createPlainServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createSecureContext, TLSSocket, type SecureContext } from 'node:tls';
 import type { Config } from '../config/config.ts';
 import { ConfigError } from '../config/config.ts';
 import type { EventBus } from '../db/event-bus.ts';
 import type { Logger } from '../logging/logger.ts';
 import { addressKey } from '../services/limits/limits.ts';
 import { TelnetConnection, type TelnetServices } from './connection.ts';
+import { localSlots, workerSlots, type ConnectionSlots, type Refusal } from './slots.ts';
 
 export interface TelnetServerOptions {
   services: TelnetServices;
@@ -68,17 +72,28 @@ function closeServer(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
+/** The one line a refused plain connection gets. */
+const REFUSED: Readonly<Record<Refusal, string>> = {
+  shutdown: 'The server is shutting down.',
+  max_connections: 'The server is full; try again later.',
+  max_connections_per_address: 'Too many connections from your address; close one and try again.',
+};
+
 export class TelnetServer {
   private readonly o: TelnetServerOptions;
   private readonly servers: Server[] = [];
   private readonly connections = new Set<TelnetConnection>();
-  private readonly perAddress = new Map<string, number>();
+  /** Under `serve --workers` the primary counts for the host; otherwise this server counts its own. */
+  private readonly slots: ConnectionSlots;
+  /** Accepted sockets not yet a connection: waiting for their slot or their TLS handshake. */
+  private readonly unready = new Set<Socket>();
   /** Connections gone but still logging their session out. */
   private readonly releasing = new Set<Promise<void>>();
   private stopping = false;
 
   constructor(options: TelnetServerOptions) {
     this.o = options;
+    this.slots = cluster.isWorker ? workerSlots() : localSlots(options.config);
     // Ends reach every instance over the bus; the connection's own stream, if any, ends it too.
     options.bus.subscribe((event) => {
       if (event.type !== 'session.ended') return;
@@ -92,13 +107,14 @@ export class TelnetServer {
 
   async start(): Promise<TelnetAddresses> {
     const { config, tls: credentials } = this.o;
-    const plain = createPlainServer((socket) => this.accept(socket, false));
+    const plain = createServer((socket) => void this.accept(socket, null));
     this.servers.push(plain);
     const port = await listen(plain, config.port, config.host);
     let tlsPort: number | null = null;
     if (credentials) {
-      const tls = createTlsServer({ ...credentials, minVersion: 'TLSv1.2' }, (socket) => this.accept(socket, true));
-      tls.on('tlsClientError', (err) => this.o.logger.debug('Telnet TLS handshake failed', { error: err.message }));
+      // TCP first, TLS on top: a connection counts from its accept, not from the end of its handshake.
+      const context = createSecureContext({ ...credentials, minVersion: 'TLSv1.2' });
+      const tls = createServer((socket) => void this.accept(socket, context));
       this.servers.push(tls);
       tlsPort = await listen(tls, config.tlsPort, config.tlsHost || config.host);
     }
@@ -110,35 +126,68 @@ export class TelnetServer {
     return this.connections.size;
   }
 
-  private accept(socket: Socket, tls: boolean): void {
+  /** A TCP connection: its slot, then (TLS) its handshake, then a TelnetConnection. */
+  private async accept(socket: Socket, tls: SecureContext | null): Promise<void> {
+    socket.on('error', (err) => this.o.logger.debug('Telnet connection error', { error: err.message }));
     const address = addressKey(socket.remoteAddress ?? 'unknown');
-    const { config, logger } = this.o;
-    const refusal = this.stopping
-      ? { reason: 'shutdown', text: 'The server is shutting down.' }
-      : this.connections.size >= config.maxConnections
-        ? { reason: 'max_connections', text: 'The server is full; try again later.' }
-        : (this.perAddress.get(address) ?? 0) >= config.maxConnectionsPerAddress
-          ? { reason: 'max_connections_per_address', text: 'Too many connections from your address; close one and try again.' }
-          : null;
-    if (refusal) {
-      logger.warn('Telnet connection refused', { reason: refusal.reason, open: this.connections.size });
-      socket.on('error', () => undefined);
-      socket.end(`${refusal.text}\r\n`);
+    this.unready.add(socket);
+    const refusal = this.stopping ? 'shutdown' : await this.slots.take(address);
+    this.unready.delete(socket);
+    if (refusal) return this.refuse(socket, refusal, tls !== null);
+    // Gone while its slot was asked for (the client hung up, or the server stops).
+    if (this.stopping || socket.destroyed) {
+      this.slots.release(address);
+      socket.destroy();
       return;
     }
+    if (!tls) {
+      socket.once('close', () => this.slots.release(address));
+      this.open(socket, address, false);
+      return;
+    }
+    const secure = new TLSSocket(socket, { isServer: true, secureContext: tls });
+    const failed = (err: Error) => this.o.logger.debug('Telnet TLS handshake failed', { error: err.message });
+    const timeout = setTimeout(() => {
+      this.o.logger.debug('Telnet TLS handshake timed out');
+      secure.destroy();
+    }, this.o.config.handshakeTimeoutSeconds * 1000);
+    this.unready.add(secure);
+    secure.on('error', failed);
+    secure.once('close', () => {
+      clearTimeout(timeout);
+      this.unready.delete(secure);
+      this.slots.release(address);
+    });
+    secure.once('secure', () => {
+      clearTimeout(timeout);
+      this.unready.delete(secure);
+      secure.off('error', failed);
+      this.open(secure, address, true);
+    });
+  }
+
+  /**
+   * Tells a plain client why (a TLS one would need a handshake to be told) and closes at once:
+   * waiting for the client to hang up would let it hold a descriptor as long as it likes.
+   */
+  private refuse(socket: Socket, refusal: Refusal, tls: boolean): void {
+    this.o.logger.warn('Telnet connection refused', { reason: refusal, tls, open: this.connections.size });
+    if (!tls) socket.end(`${REFUSED[refusal]}\r\n`);
+    // The line is in the kernel's buffer already (a new socket's is empty), which sends it before the FIN.
+    socket.destroy();
+  }
+
+  private open(socket: Socket, address: string, tls: boolean): void {
+    const { config, logger } = this.o;
     const opened = Date.now();
-    const connection = new TelnetConnection(socket, { services: this.o.services, config, logger: this.o.logger, version: this.o.version, address });
+    const connection = new TelnetConnection(socket, { services: this.o.services, config, logger, version: this.o.version, address });
     this.connections.add(connection);
-    this.perAddress.set(address, (this.perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => {
       this.connections.delete(connection);
       logger.info('Telnet connection closed', { tls, duration_ms: Date.now() - opened, open: this.connections.size });
       const released = connection.finished();
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(address, left);
-      else this.perAddress.delete(address);
     });
     logger.info('Telnet connection', { tls, open: this.connections.size });
     connection.start();
@@ -148,6 +197,8 @@ export class TelnetServer {
   async stop(): Promise<void> {
     this.stopping = true;
     const closing = this.servers.map(closeServer);
+    for (const socket of this.unready) socket.destroy();
+    this.slots.close();
     const open = [...this.connections];
     for (const connection of open) connection.sessionEnded('shutdown');
     await Promise.all([...open.map((c) => c.finished()), ...this.releasing]);
