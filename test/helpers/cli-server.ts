@@ -36,8 +36,16 @@ function baseEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-export function startCliServer(args: string[], env: Record<string, string>): CliServer {
-  const child = spawn(process.execPath, [CLI, ...args], {
+export interface CliServerOptions {
+  /** The process's limit of open descriptors (`ulimit -n`), for tests of what a flood can take. */
+  maxOpenFiles?: number;
+}
+
+export function startCliServer(args: string[], env: Record<string, string>, options: CliServerOptions = {}): CliServer {
+  const command = [process.execPath, CLI, ...args];
+  // The shell sets the limit and becomes the server (exec), so the child's pid is the server's.
+  const [file, ...argv] = options.maxOpenFiles === undefined ? command : ['/bin/sh', '-c', `ulimit -n ${options.maxOpenFiles} && exec "$@"`, 'sh', ...command];
+  const child = spawn(file!, argv, {
     cwd: ROOT,
     env: { ...baseEnv(), MUD_HOST: '127.0.0.1', MUD_PORT: '0', MUD_WORLDS_ROOT: path.join(ROOT, 'worlds'), MUD_BCRYPT_ROUNDS: '10', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

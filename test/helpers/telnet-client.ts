@@ -17,6 +17,8 @@ export interface ClientOptions {
   terminalTypes?: string[];
   /** Connect with TLS (self-signed certificates accepted). */
   tls?: boolean;
+  /** Keep this end open when the server hangs up, as a client that never closes by itself (plain only). */
+  halfOpen?: boolean;
 }
 
 export interface Negotiated {
@@ -74,7 +76,7 @@ export class TelnetClient {
   }
 
   static async connect(port: number, options: ClientOptions = {}, host = '127.0.0.1'): Promise<TelnetClient> {
-    const socket = options.tls ? connectTls({ port, host, rejectUnauthorized: false }) : connectPlain({ port, host });
+    const socket = options.tls ? connectTls({ port, host, rejectUnauthorized: false }) : connectPlain({ port, host, allowHalfOpen: options.halfOpen });
     await new Promise<void>((resolve, reject) => {
       socket.once(options.tls ? 'secureConnect' : 'connect', () => resolve());
       socket.once('error', reject);
@@ -185,6 +187,20 @@ export class TelnetClient {
     const find = () => this.negotiations.slice(from).find((n) => n.verb === verb && n.option === option);
     await this.until(() => find() !== undefined, () => `${VERB_NAMES[verb]} ${option}`);
     return find()!;
+  }
+
+  /**
+   * Waits until the server has let go of a connection this client keeps open (halfOpen): an
+   * empty line is sent every 100 ms, and once the server's end is gone a write is refused
+   * (EPIPE) and the socket closes. A server that only half-closed keeps taking the lines.
+   */
+  async closedByServer(timeoutMs = 8000): Promise<void> {
+    const probe = setInterval(() => this.send('\r\n'), 100);
+    try {
+      await this.until(() => this.isClosed, () => 'the server to close the connection', timeoutMs);
+    } finally {
+      clearInterval(probe);
+    }
   }
 
   private notify(): void {
