@@ -1,0 +1,67 @@
+/**
+ * Logged in, choosing a character: the account's characters numbered with their worlds, and the
+ * worlds that take a new one; `play <number or name>`, `new <world>` (POST /characters/create's
+ * rules), `list`.
+ */
+import type { WorldEntry } from '../../services/worlds/world-access.ts';
+import type { TelnetConnection } from '../connection.ts';
+import { colour, quit, type Screen } from './screen.ts';
+import { enter } from './play.ts';
+
+/** The account's characters in every world it may enter (what `play <number>` counts in), and the worlds. */
+async function loadCharacters(c: TelnetConnection): Promise<WorldEntry[]> {
+  const session = await c.validSession();
+  const worlds = await c.s.worldAccess.listForAccount(session.userId, session.role);
+  const playable = worlds.filter((w) => w.can_access && w.current_character_count > 0);
+  c.characters = (await Promise.all(playable.map((w) => c.s.characters.list(session, w.id)))).flat();
+  return worlds;
+}
+
+/** The characters numbered, with their worlds, and the worlds that take a new character. */
+export async function showCharacters(c: TelnetConnection): Promise<void> {
+  const worlds = await loadCharacters(c);
+  const names = new Map(worlds.map((w) => [w.id, w.name ?? w.id]));
+  const lines = c.characters.length === 0 ? ['You have no characters yet.'] : ['Your characters:', ...c.characters.map((ch, i) => `  ${i + 1}. ${ch.name} (${names.get(ch.world_id) ?? ch.world_id})`)];
+  const open = worlds.filter((w) => w.can_create);
+  if (open.length > 0) {
+    lines.push('New characters can be made in:', ...open.map((w) => `  ${w.id} - ${w.name ?? w.id} (${w.current_character_count}/${w.slot_limit_per_account} used)`));
+  }
+  lines.push('Type play <number or name>, new <world> or quit.');
+  c.terminal.print(lines.join('\n'));
+}
+
+async function play(c: TelnetConnection, rest: string): Promise<void> {
+  const wanted = rest.trim();
+  if (c.characters.length === 0) await loadCharacters(c);
+  const byNumber = /^\d+$/.test(wanted) ? c.characters[Number(wanted) - 1] : undefined;
+  const character = byNumber ?? c.characters.find((ch) => ch.name.toLowerCase() === wanted.normalize('NFC').toLowerCase());
+  if (!character) {
+    c.terminal.print(wanted ? `You have no character '${wanted}'. Type list to see them.` : 'Play whom? Type play <number or name>.');
+    return;
+  }
+  await enter(c, character.id, character.world_id);
+}
+
+async function newCharacter(c: TelnetConnection, rest: string): Promise<void> {
+  const worldId = rest.trim();
+  if (!worldId) {
+    c.terminal.print('Usage: new <world>');
+    return;
+  }
+  c.terminal.print((await c.s.characters.create(await c.validSession(), worldId)).message);
+  await showCharacters(c);
+}
+
+export const characters: Screen = {
+  prompt: '> ',
+  commands: {
+    play,
+    new: newCharacter,
+    list: (c) => showCharacters(c),
+    help: (c) => showCharacters(c),
+    colour,
+    color: colour,
+    quit,
+  },
+  other: async (c) => c.terminal.print('Type play <number or name>, new <world>, list or quit.'),
+};
