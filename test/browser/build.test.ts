@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { bearer, createUser, login } from '../helpers/accounts.ts';
 import { registerGuest, uniqueName } from '../helpers/players.ts';
-import { enter, launchChromium, openPlay, type PlayPage } from './browser.ts';
+import { chromiumFor, enter, openPlay, type PlayPage } from './browser.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 
@@ -33,8 +33,7 @@ describe(`play client: the Build panel (${DB_NAME})`, function () {
   const pages: PlayPage[] = [];
   before(async function () {
     server = await startTestServer();
-    browser = await launchChromium();
-    if (!browser) this.skip();
+    browser = await chromiumFor(this);
   });
   after(async () => {
     await Promise.all(pages.map((p) => p.context.close()));

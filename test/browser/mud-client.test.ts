@@ -6,12 +6,11 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import type { Browser } from 'playwright-core';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, registerGuest, uniqueName } from '../helpers/players.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { enter, launchChromium, logLine, openPlay, typeCommand } from './browser.ts';
-import { findTintin, TintinSession } from './tintin.ts';
+import { chromiumFor, enter, logLine, openPlay, typeCommand } from './browser.ts';
+import { tintinFor, TintinSession } from './tintin.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 
@@ -38,8 +37,7 @@ describe(`telnet door with a real MUD client (${DB_NAME})`, function () {
   };
 
   before(async function () {
-    tintin = findTintin();
-    if (!tintin) this.skip();
+    tintin = tintinFor(this);
     server = await startTestServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
   });
   after(async () => {
@@ -60,8 +58,7 @@ describe(`telnet door with a real MUD client (${DB_NAME})`, function () {
   });
 
   it('a TinTin++ player and a browser player see each other say and move, live', async function () {
-    const browser: Browser | undefined = await launchChromium();
-    if (!browser) this.skip();
+    const browser = await chromiumFor(this);
     try {
       const anna = { name: uniqueName('Anna') };
       const { username } = await registerGuest(server, anna.name);

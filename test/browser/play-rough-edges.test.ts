@@ -13,7 +13,7 @@ import { startTestServer, usePostgres, type TestServer } from '../helpers/test-s
 import { newPlayer, okCmd, registerGuest, resetGame, uniqueName, type Player } from '../helpers/players.ts';
 import { bearer, createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { DESKTOP, enter, launchChromium, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
+import { chromiumFor, DESKTOP, enter, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
 import { COMMAND_MAX_LENGTH, utcDate } from '../../web/text.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
@@ -77,8 +77,7 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
 
   before(async function () {
     server = await startTestServer();
-    browser = await launchChromium();
-    if (!browser) this.skip();
+    browser = await chromiumFor(this);
   });
   after(async () => {
     await browser?.close();

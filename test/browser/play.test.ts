@@ -12,7 +12,7 @@ import type { Browser } from 'playwright-core';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
 import { newPlayer, okCmd, registerGuest, resetGame, uniqueName } from '../helpers/players.ts';
 import { createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { enter, launchChromium, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
+import { chromiumFor, enter, logLine, openPlay, typeCommand, type PlayPage } from './browser.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 
@@ -79,8 +79,7 @@ describe(`play client (${DB_NAME})`, function () {
     };
 
     before(async function () {
-      browser = await launchChromium();
-      if (!browser) this.skip();
+      browser = await chromiumFor(this);
     });
     after(async () => {
       await browser?.close();

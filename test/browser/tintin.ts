@@ -8,6 +8,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Context } from 'mocha';
+import { needs } from '../helpers/needs.ts';
 
 const TINTIN_CANDIDATES = [process.env.MUD_TINTIN, '/usr/games/tt++', '/usr/bin/tt++'].filter((p): p is string => Boolean(p));
 
@@ -15,15 +17,12 @@ function onPath(command: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
 }
 
-/** TinTin++'s binary, or undefined with the reason printed (an error under CI). */
-export function findTintin(): string | undefined {
+/** TinTin++'s binary for a test (in its `before`): without it or tmux the test is skipped, saying so, and fails under CI (test/helpers/needs.ts). */
+export function tintinFor(ctx: Context): string {
   const tintin = TINTIN_CANDIDATES.find((candidate) => existsSync(candidate));
-  const missing = [tintin ? null : 'TinTin++ (tt++)', onPath('tmux') ? null : 'tmux'].filter(Boolean);
-  if (missing.length === 0) return tintin;
-  const reason = `no ${missing.join(' and ')} (apt-get install tintin++ tmux, or set MUD_TINTIN)`;
-  if (process.env.CI) throw new Error(`CI must run the MUD client tests, but there is ${reason}`);
-  console.log(`    skipped: ${reason}`);
-  return undefined;
+  needs(ctx, 'TinTin++ (tt++)', tintin !== undefined, 'apt-get install tintin++, or set MUD_TINTIN');
+  needs(ctx, 'tmux', onPath('tmux'), 'apt-get install tmux');
+  return tintin!;
 }
 
 /** One TinTin++ connected to the telnet door, in a 120×50 tmux window. */

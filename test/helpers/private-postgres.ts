@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { Context } from 'mocha';
+import { needs } from './needs.ts';
 
 const INSTALL_ROOT = '/usr/lib/postgresql';
 const READY_TIMEOUT_MS = 30_000;
@@ -31,6 +33,13 @@ export function findPostgresBin(): string | null {
     .filter((version) => ['initdb', 'pg_ctl'].every((tool) => existsSync(path.join(INSTALL_ROOT, version, 'bin', tool))))
     .sort((a, b) => Number.parseFloat(b) - Number.parseFloat(a));
   return versions[0] === undefined ? null : path.join(INSTALL_ROOT, versions[0], 'bin');
+}
+
+/** The bin directory for a test (in its `before`): without the binaries it is skipped, saying so, and fails under CI (test/helpers/needs.ts). */
+export function postgresBinFor(ctx: Context): string {
+  const bin = findPostgresBin();
+  needs(ctx, `PostgreSQL server binaries (${INSTALL_ROOT}/*/bin/initdb and pg_ctl) for a private cluster`, bin !== null, 'apt-get install postgresql');
+  return bin!;
 }
 
 /** initdb and postgres refuse to run as root, so as root they run as the `postgres` OS user. */

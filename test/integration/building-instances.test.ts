@@ -8,6 +8,7 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { bearer, createUser, login } from '../helpers/accounts.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { newPlayer, okCmd, selectCharacter, wroteBehindServer, type Player } from '../helpers/players.ts';
@@ -23,7 +24,7 @@ describe('building on one instance, playing on another (PostgreSQL)', function (
   let stream: SseStream;
 
   before(async function () {
-    if (!usePostgres) this.skip();
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     one = await startTestServer();
     two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
     await createUser(one, 'mason', 'worldbuilder');

@@ -7,13 +7,14 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_SQLITE, skipBecause } from '../helpers/needs.ts';
 import { newPlayer, statusOf } from '../helpers/players.ts';
 
 describe('a full database (SQLite)', function () {
   let server: TestServer;
 
   before(async function () {
-    if (usePostgres) this.skip();
+    if (usePostgres) skipBecause(this, ON_SQLITE);
     server = await startTestServer();
   });
   after(async () => {

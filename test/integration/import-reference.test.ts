@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { startTestServer, TestClock, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_SQLITE, skipBecause } from '../helpers/needs.ts';
 import { openStream } from '../helpers/sse.ts';
 import { startCliServer, throwAwayDatabase } from '../helpers/cli-server.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -746,7 +747,7 @@ describe('mud-server import-reference beside a server on SQLite', function () {
 
   before(function () {
     // On PostgreSQL it runs beside the servers (rows, not the database, are locked).
-    if (usePostgres) this.skip();
+    if (usePostgres) skipBecause(this, ON_SQLITE);
     dir = mkdtempSync(path.join(tmpdir(), 'mud-import-serving-'));
   });
   after(() => {

@@ -9,6 +9,7 @@ import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
 import { sessionFor } from '../helpers/accounts.ts';
@@ -86,7 +87,11 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
 
     // Each instance remembers sessions, chat and who is where, which only the PostgreSQL bus
     // keeps coherent between instances: SQLite serves one instance (docs/decisions.md).
-    const onPostgres = usePostgres ? it : it.skip;
+    const onPostgres = (title: string, test: (this: Mocha.Context) => Promise<void>) =>
+      it(title, function () {
+        if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+        return test.call(this);
+      });
 
     onPostgres('see each other in look, who and /status', async () => {
       const a = await newPlayer(one, 'Anna');

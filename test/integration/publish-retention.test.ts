@@ -9,11 +9,15 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { sessionFor } from '../helpers/accounts.ts';
 
 const WORLD = 'emberwick';
 
-(usePostgres ? describe : describe.skip)('publish retention on two instances sharing an exports folder (PostgreSQL)', () => {
+describe('publish retention on two instances sharing an exports folder (PostgreSQL)', () => {
+  before(function () {
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+  });
   const exportsRoot = mkdtempSync(path.join(tmpdir(), 'mud-exports-'));
   let one: TestServer;
   let two: TestServer;

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_SQLITE, skipBecause } from '../helpers/needs.ts';
 import { bearer, sessionFor } from '../helpers/accounts.ts';
 import { exportWorld } from '../../src/services/building/world-export.ts';
 
@@ -108,7 +109,7 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it('world-export writes the world as it now is from the database', async function () {
-    if (usePostgres) this.skip();
+    if (usePostgres) skipBecause(this, ON_SQLITE);
     const server = await startTestServer();
     try {
       const session = await sessionFor(server, 'mason', 'superuser');
