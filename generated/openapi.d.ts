@@ -309,7 +309,8 @@ export interface paths {
          *     `/admin/database/sessions` or `/admin/database/connections`, as a decimal string) or by
          *     its token. The caller must outrank the session's owner (403 otherwise), except for
          *     sessions of the caller's own account, which anyone with the permission may end. An
-         *     unknown target answers 200 with `success` false.
+         *     unknown target answers 200 with `success` false. A kick done is recorded in the audit
+         *     log (`GET /admin/audit`), with the `reason` when one is given.
          */
         post: operations["adminKickSession"];
         delete?: never;
@@ -352,16 +353,24 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Change a user's role, ban, unban, delete, set a password, or make an account permanent
+         * Change a user's role, ban, unban, delete, set a password, make an account permanent, mute or unmute
          * @description `action` is one of `change_role`, `ban` (alias `deactivate`), `unban`, `delete`,
-         *     `change_password`, `make_permanent`. `ban`/`unban` need BAN_USERS, `make_permanent`
-         *     CREATE_USERS (admin and up), the others MANAGE_USERS (superuser). The caller must
-         *     outrank the target; banning removes every session of the target. Admin-set passwords
-         *     need at least 8 characters (400 `Password must be at least 8 characters long`) and then
-         *     pass the STANDARD policy (400); setting one removes every session of the target.
-         *     `make_permanent` lifts the 24-hour expiry of a temporary account (guest or `/register`)
-         *     so it is never purged; its sessions stay. An account that is not temporary answers 400
-         *     `User '<name>' is not a temporary account`.
+         *     `change_password`, `make_permanent`, `mute`, `unmute`. `ban`/`unban` and `mute`/`unmute`
+         *     need BAN_USERS, `make_permanent` CREATE_USERS (admin and up), the others MANAGE_USERS
+         *     (superuser). The caller must outrank the target; banning removes every session of the
+         *     target. Admin-set passwords need at least 8 characters (400 `Password must be at least 8
+         *     characters long`) and then pass the STANDARD policy (400); setting one removes every
+         *     session of the target. `make_permanent` lifts the 24-hour expiry of a temporary account
+         *     (guest or `/register`) so it is never purged; its sessions stay. An account that is not
+         *     temporary answers 400 `User '<name>' is not a temporary account`.
+         *
+         *     `mute` (with `minutes`, 400 without) keeps the account's characters from talking (`say`,
+         *     `yell`, `whisper`, `emote`, `tell`, `ooc` answer until when, and why when a `reason` was
+         *     given) until it ends by itself or `unmute` (400 `User '<name>' is not muted` when it is
+         *     not); muting again replaces the mute. It holds on every server instance at once.
+         *
+         *     Every action may carry a `reason`; each one done is recorded in the audit log
+         *     (`GET /admin/audit`) with it, in the same transaction (`deactivate` as `ban`).
          */
         post: operations["adminManageUser"];
         delete?: never;
@@ -381,9 +390,103 @@ export interface paths {
         put?: never;
         /**
          * Grant or revoke a user's access to a world
-         * @description Admin or superuser; the caller must outrank the target.
+         * @description Admin or superuser; the caller must outrank the target. Recorded in the audit log (`GET /admin/audit`), with the `reason` when one is given.
          */
         post: operations["adminSetWorldAccess"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log of staff actions
+         * @description Permission VIEW_LOGS (admin and up). Every staff action done (user management, kicks,
+         *     world access, mutes, report resolutions, announcements): who (username and role at the
+         *     time), whom, what, why, when and through which door, newest first. Pages by `before`:
+         *     pass the previous page's `next_before` (null on the last page). `target` and `actor`
+         *     keep the entries of that username (exact). Nothing in the API changes or deletes an
+         *     entry.
+         */
+        get: operations["adminListAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reports players made to the staff
+         * @description Permission BAN_USERS (admin and up). Players file reports in the game (`report <player>
+         *     <what happened>`). Open reports come first, then resolved ones, newest first within
+         *     each; `limit` and `offset` page through them.
+         */
+        get: operations["adminListReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reports/{report_id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve a report with a note
+         * @description Permission BAN_USERS (admin and up). Marks an open report resolved, with who resolved it,
+         *     when and the note; recorded in the audit log (`resolve_report`, the note as its reason)
+         *     in the same transaction. 404 for an unknown report, 409 for one resolved already, 400
+         *     without a note.
+         */
+        post: operations["adminResolveReport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/wall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Announce something to every connected player of every world
+         * @description Admin and up, like `wall` in the game. Every event stream of every world, on every
+         *     server instance, gets an `announcement` event (`GET /events/{session_id}`; the telnet
+         *     door shows it as a line), whoever its player ignores. Live only: a client without a
+         *     stream does not get it. Recorded in the audit log with its text. The text is made one
+         *     line of plain text; 400 when nothing is left or it has more than 500 characters.
+         */
+        post: operations["adminWall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -853,6 +956,14 @@ export interface paths {
          *     mark link-dead characters `(link-dead)`. `GET /commands/{session_id}` lists the commands
          *     the session may use.
          *
+         *     Looking after each other: `ignore <player>` (the account no longer sees what that
+         *     character says or does, on any door and in `GET /chat`, and its tells are refused;
+         *     at most 100), `unignore <player>`, `ignore` alone lists them; `report <player> <what
+         *     happened>` tells the staff (with the last lines of chat the reporter could read; by
+         *     default 5 an hour per account, then 429). A muted account's characters get a refusal
+         *     that says until when (and why) from the talking commands. Staff (admin and up):
+         *     `wall <announcement>` sends an `announcement` event to every stream of every world.
+         *
          *     An answer that shows a room (`look`, a move, `go`, `recall`) carries it as data too
          *     (`room`), the same room its text shows.
          */
@@ -912,7 +1023,7 @@ export interface paths {
         };
         /**
          * Recent chat of the character's current room
-         * @description The last 20 messages the character may read where it is, oldest first: the room's, and the world's `ooc` messages and `tell`s to or from it wherever they were sent; whispers and tells only for their sender and recipient. With `after`, only messages newer than that message id (still at most 20, the newest ones).
+         * @description The last 20 messages the character may read where it is, oldest first: the room's, and the world's `ooc` messages and `tell`s to or from it wherever they were sent; whispers and tells only for their sender and recipient; none from characters the account ignores. With `after`, only messages newer than that message id (still at most 20, the newest ones).
          */
         get: operations["getRoomChat"];
         put?: never;
@@ -945,6 +1056,7 @@ export interface paths {
          *     | `item` | `ItemEvent` | another character takes or drops an item in the room |
          *     | `presence` | `PresenceEvent` | a character of the world comes online or goes offline |
          *     | `room` | `RoomEvent` | the character itself moved, or builders changed its room: the room as data and its `look` text |
+         *     | `announcement` | `AnnouncementEvent` | a staff announcement (`wall`, `POST /admin/wall`), to every stream of every world |
          *     | `end` | `EndEvent` | the server ends the stream (then closes the connection) |
          *
          *     The `id` of a chat event is the chat message id; other events carry
@@ -952,7 +1064,7 @@ export interface paths {
          *     id it received first gets the chat messages it missed (those `GET /chat/{session_id}`
          *     would show: oldest first, at most the 20 newest), then live events. Delivery: chat is
          *     gap-free across reconnects through `Last-Event-ID`; every other event is live only, at
-         *     most once, and never replayed. Idle streams get a comment line (`: heartbeat`) every
+         *     most once, and never replayed. Chat from characters the account ignores is not sent. Idle streams get a comment line (`: heartbeat`) every
          *     `[events] heartbeat_seconds`. A session may hold `[events] streams_per_session` streams
          *     (a new one ends the oldest with reason `replaced`), an account `[events]
          *     streams_per_account` and a client address `[events] streams_per_address` on one server
@@ -1545,6 +1657,10 @@ export interface components {
             created_at: string;
             last_login: string | null;
             is_active: boolean;
+            /** @description While the account is muted, when the mute ends (UTC); null otherwise. */
+            muted_until: string | null;
+            /** @description Why, while muted and when a reason was given. */
+            mute_reason: string | null;
             character_count: number;
             /** @description The account has an unexpired session. */
             is_online_account: boolean;
@@ -1879,7 +1995,7 @@ export interface components {
             messages: components["schemas"]["ChatMessage"][];
         };
         /** @description The `data` of an event of `GET /events/{session_id}`; the event's name says which schema (see that operation). */
-        StreamEvent: components["schemas"]["ChatEvent"] | components["schemas"]["ArriveEvent"] | components["schemas"]["LeaveEvent"] | components["schemas"]["ItemEvent"] | components["schemas"]["PresenceEvent"] | components["schemas"]["RoomEvent"] | components["schemas"]["EndEvent"];
+        StreamEvent: components["schemas"]["ChatEvent"] | components["schemas"]["ArriveEvent"] | components["schemas"]["LeaveEvent"] | components["schemas"]["ItemEvent"] | components["schemas"]["PresenceEvent"] | components["schemas"]["RoomEvent"] | components["schemas"]["AnnouncementEvent"] | components["schemas"]["EndEvent"];
         /** @description `chat`: one message, as in `messages[]` of `GET /chat/{session_id}`. */
         ChatEvent: components["schemas"]["ChatMessage"];
         /**
@@ -1983,6 +2099,14 @@ export interface components {
                 /** @description The command is refused without it (with its usage). */
                 required: boolean;
             } | null;
+        };
+        /** @description `announcement`: a staff announcement to every connected player of every world, whoever they ignore. */
+        AnnouncementEvent: {
+            /** @description The username of the staff member who sent it. */
+            from: string;
+            /** @description HTML-escaped, like chat; at most 500 characters before escaping. */
+            text: string;
+            sent_at: string;
         };
         /** @description `end`: the server ends the stream and closes the connection. */
         EndEvent: {
@@ -2145,6 +2269,7 @@ export interface components {
             session_id?: components["schemas"]["SessionId"];
             /** @description The session to end, by its handle (a session row `id` as a decimal string, e.g. `7`, as the session listings show it) or by its token. Anything that names no live session answers 200 with `success` false. */
             target_session_id: string;
+            reason?: components["schemas"]["StaffReason"];
         };
         CreateUserRequest: {
             session_id?: components["schemas"]["SessionId"];
@@ -2169,12 +2294,16 @@ export interface components {
             new_role?: components["schemas"]["Role"];
             /** @description Required for `change_password`; at least 8 characters, then the STANDARD password policy (at most 72 bytes in UTF-8). */
             new_password?: string;
+            /** @description Required for `mute`; how long it lasts (at most a year). */
+            minutes?: number;
+            reason?: components["schemas"]["StaffReason"];
         };
         WorldAccessRequest: {
             session_id?: components["schemas"]["SessionId"];
             target_username: string;
             world_id: string;
             can_access: boolean;
+            reason?: components["schemas"]["StaffReason"];
         };
         PolicyList: {
             items: components["schemas"]["PolicyObject"][];
@@ -2321,10 +2450,72 @@ export interface components {
             events: components["schemas"]["LedgerEvent"][];
         };
         /**
-         * @description `deactivate` is an alias of `ban`; `make_permanent` lifts a temporary account's expiry.
+         * @description `deactivate` is an alias of `ban`; `make_permanent` lifts a temporary account's expiry; `mute` (with `minutes`) keeps its characters from talking.
          * @enum {string}
          */
-        ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password" | "make_permanent";
+        ManageAction: "change_role" | "ban" | "deactivate" | "unban" | "delete" | "change_password" | "make_permanent" | "mute" | "unmute";
+        /**
+         * @description What a staff member did (`deactivate` is recorded as `ban`).
+         * @enum {string}
+         */
+        AuditAction: "ban" | "unban" | "delete" | "change_role" | "change_password" | "make_permanent" | "mute" | "unmute" | "kick" | "world_access" | "resolve_report" | "wall";
+        AuditEntry: {
+            id: number;
+            created_at: string;
+            actor_username: string;
+            actor_role: components["schemas"]["Role"];
+            action: components["schemas"]["AuditAction"];
+            /** @description The account acted on, as it was named then (null for `wall`). */
+            target_username: string | null;
+            reason: string | null;
+            /** @description What else there is to say: the new role, the mute's end, the world and grant, the session, the report, the announcement. */
+            detail: string | null;
+            /**
+             * @description `http` for the API (the play client's included), `telnet` for the telnet door.
+             * @enum {string}
+             */
+            door: "http" | "telnet";
+        };
+        AuditLog: {
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description The `before` of the next page; null when this page is the last. */
+            next_before: number | null;
+        };
+        Report: {
+            id: number;
+            created_at: string;
+            /** @enum {string} */
+            status: "open" | "resolved";
+            reporter_username: string;
+            reporter_character: string;
+            /** @description The account that played the reported character then (null when it had none). */
+            reported_username: string | null;
+            reported_character: string;
+            world_id: string;
+            room_id: string | null;
+            /** @description What the reporter wrote, as plain text. */
+            text: string;
+            /** @description The last lines of chat the reporter could read where they were, oldest first (those of characters they ignore included). */
+            context: components["schemas"]["ChatMessage"][];
+            resolved_at: string | null;
+            /** @description The username of the staff member who resolved it. */
+            resolved_by: string | null;
+            resolution_note: string | null;
+        };
+        ReportList: {
+            reports: components["schemas"]["Report"][];
+        };
+        ResolveReportRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            /** @description What was done about it; one line of plain text. */
+            note: string;
+        };
+        WallRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            text: string;
+        };
+        /** @description Why, for the audit log (and for a muted player, the mute's answer). One line of plain text; blank is the same as none. */
+        StaffReason: string;
         /** @enum {string} */
         Direction: "north" | "south" | "east" | "west" | "up" | "down";
         /** @description The version last read (or send it as `If-Match`). */
@@ -3074,6 +3265,8 @@ export interface operations {
                      *           "created_at": "2026-11-21 20:15:00",
                      *           "last_login": "2026-11-21 20:16:10",
                      *           "is_active": true,
+                     *           "muted_until": null,
+                     *           "mute_reason": null,
                      *           "character_count": 1,
                      *           "is_online_account": true,
                      *           "is_online_in_world": true,
@@ -3508,7 +3701,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "action": "ban",
-                 *       "target_username": "mira"
+                 *       "target_username": "mira",
+                 *       "reason": "Spam in the square"
                  *     }
                  */
                 "application/json": components["schemas"]["ManageUserRequest"];
@@ -3578,6 +3772,219 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListAudit: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+                /** @example 50 */
+                limit?: number;
+                /** @description Only entries older than this entry id. */
+                before?: number;
+                /** @description Only entries about this username. */
+                target?: string;
+                /** @description Only entries by this username. */
+                actor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "entries": [
+                     *         {
+                     *           "id": 3,
+                     *           "created_at": "2026-11-28 14:05:00",
+                     *           "actor_username": "root",
+                     *           "actor_role": "superuser",
+                     *           "action": "mute",
+                     *           "target_username": "mira",
+                     *           "reason": "Spam in the square",
+                     *           "detail": "until 2026-11-28 14:35:00 UTC",
+                     *           "door": "http"
+                     *         }
+                     *       ],
+                     *       "next_before": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditLog"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListReports: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+                /** @example 20 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Reports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "reports": [
+                     *         {
+                     *           "id": 1,
+                     *           "created_at": "2026-11-28 14:01:00",
+                     *           "status": "open",
+                     *           "reporter_username": "wren",
+                     *           "reporter_character": "Wren Ashdown",
+                     *           "reported_username": "mira",
+                     *           "reported_character": "Mara Vell",
+                     *           "world_id": "emberwick",
+                     *           "room_id": "lockkeepers_square",
+                     *           "text": "keeps shouting insults",
+                     *           "context": [
+                     *             {
+                     *               "id": 12,
+                     *               "sender": "Mara Vell",
+                     *               "text": "you are all idiots",
+                     *               "channel": "say",
+                     *               "recipient": null,
+                     *               "created_at": "2026-11-28 14:00:40"
+                     *             }
+                     *           ],
+                     *           "resolved_at": null,
+                     *           "resolved_by": null,
+                     *           "resolution_note": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminResolveReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 1 */
+                report_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "Muted for 30 minutes"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResolveReportRequest"];
+            };
+        };
+        responses: {
+            /** @description Resolved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Report 1 resolved"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The report is resolved already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Report 1 is resolved already"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminWall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "The server restarts in 5 minutes."
+                 *     }
+                 */
+                "application/json": components["schemas"]["WallRequest"];
+            };
+        };
+        responses: {
+            /** @description Sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Announced to every connected player."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             503: components["responses"]["ServiceUnavailable"];
         };

@@ -76,6 +76,8 @@ export const SETTINGS: readonly Setting[] = [
   s('rate_limit', 'command_window_seconds', { type: 'int', min: 1, max: 3600 }, '10', 'Length of the window command_per_session counts in.'),
   s('rate_limit', 'ooc_per_character', { type: 'int', min: 1, max: 100000 }, '5', 'Out-of-character messages (ooc) per character per ooc window, on top of the command throttle.'),
   s('rate_limit', 'ooc_window_seconds', { type: 'int', min: 1, max: 3600 }, '60', 'Length of the window ooc_per_character counts in.'),
+  s('rate_limit', 'report_per_account', { type: 'int', min: 1, max: 100000 }, '5', 'Reports to staff (report) per account per report window.'),
+  s('rate_limit', 'report_window_seconds', { type: 'int', min: 1, max: 86400 }, '3600', 'Length of the window report_per_account counts in.'),
   s('rate_limit', 'build_per_account', { type: 'int', min: 1, max: 100000 }, '120', 'World-building changes (building API and @ commands) per account per build window.'),
   s('rate_limit', 'build_window_seconds', { type: 'int', min: 1, max: 3600 }, '60', 'Length of the window build_per_account counts in.'),
   s('limits', 'redis_url', { type: 'url', protocols: ['redis:', 'rediss:'] }, '', 'redis://… server that holds the rate-limit counts (empty: the database on PostgreSQL, memory on SQLite).'),
@@ -172,6 +174,8 @@ export interface Config {
     commandWindowSeconds: number;
     oocPerCharacter: number;
     oocWindowSeconds: number;
+    reportPerAccount: number;
+    reportWindowSeconds: number;
     buildPerAccount: number;
     buildWindowSeconds: number;
   };

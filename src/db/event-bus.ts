@@ -32,8 +32,12 @@ export type BusEvent =
   | { type: 'connection'; worldId: string }
   /** A session now plays another character (for the session caches). */
   | { type: 'session.changed'; sessionIds: number[] }
-  /** An account's role or standing changed (for the session caches). */
+  /** An account's role or standing changed (for the session caches; a mute too). */
   | { type: 'account.changed'; userId: number }
+  /** The characters an account ignores changed (src/services/moderation/ignores.ts). */
+  | { type: 'ignores.changed'; userId: number }
+  /** A staff announcement (`wall`) for every stream of every world; `text` at most 500 characters before HTML escaping. */
+  | { type: 'announcement'; from: string; text: string; sentAt: string }
   /**
    * Builders changed these rooms of a world (`roomIds`: every instance reads the rows written
    * since its revision, src/services/building/world-sync.ts), or the items lying in `itemRoomIds`

@@ -90,7 +90,17 @@ export function createApp({ config, logger, contract, version, services, request
   app.use(charactersRouter({ sessions: services.sessions, characters: services.characters, entry: services.entry, worldAccess: services.worldAccess, limits }));
   app.use(ledgerRouter(services.sessions, services.ledger));
   app.use(buildingRouter(services.sessions, services.build));
-  app.use(adminRouter({ sessions: services.sessions, inspection: services.inspection, userAdmin: services.userAdmin, requestStop }));
+  app.use(
+    adminRouter({
+      sessions: services.sessions,
+      inspection: services.inspection,
+      userAdmin: services.userAdmin,
+      audit: services.audit,
+      reports: services.reports,
+      announcements: services.announcements,
+      requestStop,
+    }),
+  );
   app.use(
     policyRouter({
       sessions: services.sessions,

@@ -60,6 +60,11 @@ import { WorldSync } from './building/world-sync.ts';
 import { buildCommands } from './building/build-commands.ts';
 import { ReferenceImportService } from './migration/reference-import.ts';
 import { ReferenceImportRepository } from '../db/repositories/reference-import-repository.ts';
+import { ModerationRepository } from '../db/repositories/moderation-repository.ts';
+import { AuditLog } from './moderation/audit.ts';
+import { IgnoreLists } from './moderation/ignores.ts';
+import { ReportService } from './moderation/reports.ts';
+import { Announcements } from './moderation/announcements.ts';
 
 export interface Services {
   worlds: WorldCatalog;
@@ -71,6 +76,10 @@ export interface Services {
   accounts: AccountService;
   userAdmin: UserAdminService;
   inspection: InspectionService;
+  /** Moderation (src/services/moderation/): the audit log of staff actions, reports to staff, staff announcements. */
+  audit: AuditLog;
+  reports: ReportService;
+  announcements: Announcements;
   policies: PolicyService;
   publisher: PublishService;
   importer: ImportService;
@@ -230,16 +239,21 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     maxItemsPerRoom: config.building.maxItemsPerRoom,
     chat: { db, policies, axisState, characters, state: characterState, ledger, translator: new Translator(ollama), translation: config.translation, logger },
   });
-  const commands = new CommandTable();
-  commands.add(...gameVerbs(core, commands, limits.oocByCharacter));
-  const game = new GameService(core, commands, limits.commandBySession);
+  const moderation = new ModerationRepository(db);
+  const audit = new AuditLog(moderation, clock);
+  const ignores = new IgnoreLists(moderation, events, clock);
+  const reports = new ReportService({ db, repo: moderation, audit, limit: limits.reportByAccount, clock });
+  const announcements = new Announcements({ db, bus: events, audit, clock });
+  const commands = new CommandTable(clock);
+  commands.add(...gameVerbs(core, commands, { oocLimit: limits.oocByCharacter, ignores, reports, announcements }));
+  const game = new GameService(core, commands, limits.commandBySession, ignores);
   const instanceId = randomUUID();
   // Several instances share a PostgreSQL database: the stream limits count theirs too. SQLite serves one.
   const streamsElsewhere = config.database.url
     ? (holder: StreamHolder) => sessionRepository.streamsElsewhere(instanceId, holder.accountId, holder.address, toDbTime(clock()))
     : null;
   const quota = new CountedStreamQuota(config.events, streamsElsewhere);
-  const streams = new EventStreams({ bus: events, quota, instanceId, game: core, repo: gameRepository, sessions: sessionRepository, config: config.events, clock, logger });
+  const streams = new EventStreams({ bus: events, quota, instanceId, game: core, repo: gameRepository, sessions: sessionRepository, ignores, config: config.events, clock, logger });
   const linkdeadMs = config.presence.linkdeadSeconds * 1000;
   const sweepLinkdead = async (): Promise<number> => {
     await streams.renewLeases();
@@ -291,7 +305,10 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     health: new HealthService(sessionRepository, clock, version, counters.redis),
     sessions,
     accounts,
-    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events }),
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events, audit }),
+    audit,
+    reports,
+    announcements,
     inspection: new InspectionService(new InspectionRepository(db), worlds, clock, config.presence.idleSeconds * 1000),
     conditionAxis: new ConditionAxisService({
       worlds,

@@ -89,6 +89,11 @@ export function itemLine(event: Pick<ItemEvent, 'character' | 'action' | 'item'>
   }
 }
 
+/** The log line of an `announcement` event: marked as the staff's, its text decoded once like chat. */
+export function announcementLine(event: Pick<components['schemas']['AnnouncementEvent'], 'from' | 'text'>): string {
+  return `[Staff announcement] ${event.from}: ${decodeEntities(event.text)}`;
+}
+
 /** Why the server ended the session's stream, as the player reads it. */
 export const END_TEXT: Record<EndReason, string> = {
   kick: 'An administrator ended your session.',

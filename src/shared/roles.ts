@@ -20,13 +20,15 @@ export const PERMISSIONS = [
   'manage_users',
   'change_roles',
   'full_access',
+  // Not the reference server's: staff announcements (`wall`, POST /admin/wall), docs/decisions.md ("Moderation").
+  'announce',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 const GRANTS: Record<Exclude<Role, 'superuser'>, readonly Permission[]> = {
   player: ['play_game', 'chat'],
   worldbuilder: ['play_game', 'chat', 'edit_world', 'create_rooms', 'create_items'],
-  admin: ['play_game', 'chat', 'edit_world', 'create_users', 'kick_users', 'ban_users', 'view_logs', 'stop_server'],
+  admin: ['play_game', 'chat', 'edit_world', 'create_users', 'kick_users', 'ban_users', 'view_logs', 'stop_server', 'announce'],
 };
 
 export function isRole(value: string): value is Role {

@@ -18,6 +18,7 @@ import * as worldBuilding from './20261125002201_world_building.ts';
 import * as presence from './20261125002301_presence.ts';
 import * as limitWindows from './20261125002401_limit_windows.ts';
 import * as worldRevisions from './20261127003001_world_revisions.ts';
+import * as moderation from './20261128003301_moderation.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -39,6 +40,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125002301_presence', presence],
   ['20261125002401_limit_windows', limitWindows],
   ['20261127003001_world_revisions', worldRevisions],
+  ['20261128003301_moderation', moderation],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = migrationsUpTo(MIGRATIONS.length);

@@ -68,6 +68,15 @@ export interface ActiveCharacter {
   activeAt: string | null;
 }
 
+/**
+ * Who reads chat: a character, and the characters its account ignores, whose messages it is not
+ * shown (src/services/game/game-core.ts `readable` is the same rule for rows in memory).
+ */
+export interface ChatReader {
+  characterId: number;
+  ignored: ReadonlySet<number>;
+}
+
 export interface ChatRow {
   id: number;
   roomId: string;
@@ -213,12 +222,13 @@ export class GameRepository {
   }
 
   /**
-   * The latest messages the character may read where it is, oldest first: its room's (public,
-   * or whispers to or from it) and its world's (ooc, and tells to or from it); with `afterId`,
-   * only those newer than that message.
+   * The latest messages the reader may read where it is, oldest first: its room's (public,
+   * or whispers to or from it) and its world's (ooc, and tells to or from it), none from a
+   * character it ignores; with `afterId`, only those newer than that message.
    */
-  async recentMessages(worldId: string, roomId: string, characterId: number, limit: number, afterId = 0): Promise<ChatRow[]> {
-    const rows = await this.chatQuery()
+  async recentMessages(worldId: string, roomId: string, reader: ChatReader, limit: number, afterId = 0): Promise<ChatRow[]> {
+    const { characterId, ignored } = reader;
+    const query = this.chatQuery()
       .where('m.world_id', worldId)
       .andWhere('m.id', '>', afterId)
       .andWhere((where) =>
@@ -229,6 +239,8 @@ export class GameRepository {
       .andWhere((w) => w.whereNull('m.recipient_character_id').orWhere('m.recipient_character_id', characterId).orWhere('m.character_id', characterId))
       .orderBy('m.id', 'desc')
       .limit(limit);
+    if (ignored.size > 0) query.andWhere((w) => w.whereNull('m.character_id').orWhereNotIn('m.character_id', [...ignored]));
+    const rows = await query;
     return rows.reverse().map(chatRow);
   }
 

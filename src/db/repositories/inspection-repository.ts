@@ -56,7 +56,7 @@ export class InspectionRepository {
   async players(): Promise<Array<Record<string, unknown>>> {
     const counts = this.db('characters').whereRaw('characters.user_id = u.id').count('*');
     return this.db('users as u')
-      .select('u.id', 'u.username', 'u.role', 'u.account_origin', 'u.is_guest', 'u.guest_expires_at', 'u.created_at', 'u.last_login', 'u.is_active')
+      .select('u.id', 'u.username', 'u.role', 'u.account_origin', 'u.is_guest', 'u.guest_expires_at', 'u.created_at', 'u.last_login', 'u.is_active', 'u.muted_until', 'u.mute_reason')
       .select({ character_count: counts })
       .orderBy([{ column: 'u.created_at', order: 'desc' }, { column: 'u.id', order: 'desc' }]);
   }

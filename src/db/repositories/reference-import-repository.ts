@@ -9,8 +9,8 @@ import { insertedId } from '../inserted-id.ts';
 import { chatMessageRow, type NewChatMessage } from './game-repository.ts';
 import type { UserRecord } from './user-repository.ts';
 
-/** An account as the import writes it. */
-export type ImportedUser = Omit<UserRecord, 'id'> & {
+/** An account as the import writes it (the reference server mutes nobody). */
+export type ImportedUser = Omit<UserRecord, 'id' | 'mutedUntil' | 'muteReason'> & {
   /** Null when another account holds the name in another letter case (it still logs in by its exact name). */
   usernameKey: string | null;
 };

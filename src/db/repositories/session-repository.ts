@@ -42,6 +42,9 @@ export interface SessionRecord {
   disconnectedAt: string | null;
   /** An instance holds an open event stream of it (an unexpired lease). */
   streaming: boolean;
+  /** The account's mute: until when (it may have ended since) and why; null when none was set. */
+  mutedUntil: string | null;
+  muteReason: string | null;
 }
 
 /** How many event streams of a session one instance holds, and the client address they come from. */
@@ -360,6 +363,8 @@ const SESSION_COLUMNS = [
   's.expires_at',
   's.away',
   's.disconnected_at',
+  'u.muted_until',
+  'u.mute_reason',
 ];
 
 // Rows of a query over several tables, as the driver gives them.
@@ -382,5 +387,7 @@ function sessionRecord(row: any): SessionRecord {
     away: Boolean(row.away),
     disconnectedAt: row.disconnected_at ?? null,
     streaming: Boolean(row.streaming),
+    mutedUntil: row.muted_until ?? null,
+    muteReason: row.mute_reason ?? null,
   };
 }

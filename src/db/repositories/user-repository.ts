@@ -16,6 +16,9 @@ export interface UserRecord {
   accountOrigin: string;
   createdAt: string;
   lastLogin: string | null;
+  /** When its mute ends (it may have ended already); null when none was set. */
+  mutedUntil: string | null;
+  muteReason: string | null;
 }
 
 export interface NewUser {
@@ -39,6 +42,8 @@ interface UserRow {
   account_origin: string;
   created_at: string;
   last_login: string | null;
+  muted_until: string | null;
+  mute_reason: string | null;
 }
 
 function toRecord(row: UserRow): UserRecord {
@@ -53,6 +58,8 @@ function toRecord(row: UserRow): UserRecord {
     accountOrigin: row.account_origin,
     createdAt: row.created_at,
     lastLogin: row.last_login,
+    mutedUntil: row.muted_until ?? null,
+    muteReason: row.mute_reason ?? null,
   };
 }
 
@@ -98,13 +105,17 @@ export class UserRepository {
 
   async update(
     id: number,
-    changes: Partial<{ passwordHash: string; role: Role; isActive: boolean }>,
+    changes: Partial<{ passwordHash: string; role: Role; isActive: boolean; mute: { until: string; reason: string | null } | null }>,
     trx: Knex = this.db,
   ): Promise<void> {
     const row: Record<string, unknown> = {};
     if (changes.passwordHash !== undefined) row.password_hash = changes.passwordHash;
     if (changes.role !== undefined) row.role = changes.role;
     if (changes.isActive !== undefined) row.is_active = changes.isActive;
+    if (changes.mute !== undefined) {
+      row.muted_until = changes.mute?.until ?? null;
+      row.mute_reason = changes.mute?.reason ?? null;
+    }
     await trx('users').where({ id }).update(row);
   }
 

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 
 /** SQL for the `world_permissions` table (explicit world grants). */
@@ -12,8 +13,8 @@ export class WorldPermissionRepository {
     return new Set(rows.map((r) => String(r.world_id)));
   }
 
-  async set(userId: number, worldId: string, canAccess: boolean, now: string): Promise<void> {
-    await this.db('world_permissions')
+  async set(userId: number, worldId: string, canAccess: boolean, now: string, trx: Knex = this.db): Promise<void> {
+    await trx('world_permissions')
       .insert({ user_id: userId, world_id: worldId, can_access: canAccess, created_at: now })
       .onConflict(['user_id', 'world_id'])
       .merge(['can_access']);

@@ -2,6 +2,9 @@ import { Router } from 'express';
 import type { InspectionService } from '../../services/admin/inspection-service.ts';
 import type { UserAdminService } from '../../services/admin/user-admin-service.ts';
 import type { SessionService } from '../../services/accounts/session-service.ts';
+import type { AuditLog } from '../../services/moderation/audit.ts';
+import type { ReportService } from '../../services/moderation/reports.ts';
+import type { Announcements } from '../../services/moderation/announcements.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
 import { queryInt } from '../support/query.ts';
 
@@ -9,11 +12,17 @@ export interface AdminRouterDeps {
   sessions: SessionService;
   inspection: InspectionService;
   userAdmin: UserAdminService;
+  audit: AuditLog;
+  reports: ReportService;
+  announcements: Announcements;
   /** Starts the graceful shutdown; called once the response has been sent. */
   requestStop: () => void;
 }
 
-export function adminRouter({ sessions, inspection, userAdmin, requestStop }: AdminRouterDeps): Router {
+/** A query string parameter the contract allows (and checked), when sent. */
+const queryText = (value: unknown): string | null => (value === undefined ? null : String(value));
+
+export function adminRouter({ sessions, inspection, userAdmin, audit, reports, announcements, requestStop }: AdminRouterDeps): Router {
   const router = Router();
   const viewLogs = [authenticate(sessions, 'query'), requirePermission('view_logs')];
   const withBodySession = authenticate(sessions, 'body');
@@ -41,8 +50,25 @@ export function adminRouter({ sessions, inspection, userAdmin, requestStop }: Ad
     res.json({ messages: await inspection.chatMessages(sessionOf(res), queryInt(req.query.limit, 100)) });
   });
 
+  router.get('/admin/audit', ...viewLogs, async (req, res) => {
+    const q = req.query;
+    const before = queryText(q.before);
+    res.json(await audit.list({ limit: queryInt(q.limit, 50), before: before === null ? null : Number(before), target: queryText(q.target), actor: queryText(q.actor) }));
+  });
+  router.get('/admin/reports', authenticate(sessions, 'query'), requirePermission('ban_users'), async (req, res) => {
+    res.json(await reports.list(queryInt(req.query.limit, 20), queryInt(req.query.offset, 0)));
+  });
+  router.post('/admin/reports/:report_id/resolve', withBodySession, requirePermission('ban_users'), async (req, res) => {
+    res.json(await reports.resolve(sessionOf(res), 'http', Number(req.params.report_id), String(req.body.note)));
+  });
+  router.post('/admin/wall', withBodySession, requirePermission('announce'), async (req, res) => {
+    await announcements.announce(sessionOf(res), 'http', String(req.body.text));
+    res.json({ success: true, message: 'Announced to every connected player.' });
+  });
+
   router.post('/admin/session/kick', withBodySession, requirePermission('kick_users'), async (req, res) => {
-    res.json(await userAdmin.kick(sessionOf(res), String(req.body.target_session_id)));
+    const b = req.body as { target_session_id: string; reason?: string };
+    res.json(await userAdmin.kick(sessionOf(res), String(b.target_session_id), b.reason, 'http'));
   });
   router.post('/admin/user/create', withBodySession, requirePermission('create_users'), async (req, res) => {
     const b = req.body as { username: string; role: string; password: string; password_confirm: string };
@@ -50,19 +76,18 @@ export function adminRouter({ sessions, inspection, userAdmin, requestStop }: Ad
   });
   // The permission depends on the action, so the service checks it.
   router.post('/admin/user/manage', withBodySession, async (req, res) => {
-    const b = req.body as { action: string; target_username: string; new_role?: string; new_password?: string };
+    const b = req.body as { action: string; target_username: string; new_role?: string; new_password?: string; minutes?: number; reason?: string };
     res.json(
-      await userAdmin.manageUser(sessionOf(res), {
-        action: b.action,
-        targetUsername: b.target_username,
-        newRole: b.new_role,
-        newPassword: b.new_password,
-      }),
+      await userAdmin.manageUser(
+        sessionOf(res),
+        { action: b.action, targetUsername: b.target_username, newRole: b.new_role, newPassword: b.new_password, minutes: b.minutes, reason: b.reason },
+        'http',
+      ),
     );
   });
   router.post('/admin/user/world-access', withBodySession, async (req, res) => {
-    const b = req.body as { target_username: string; world_id: string; can_access: boolean };
-    res.json(await userAdmin.setWorldAccess(sessionOf(res), { targetUsername: b.target_username, worldId: b.world_id, canAccess: b.can_access }));
+    const b = req.body as { target_username: string; world_id: string; can_access: boolean; reason?: string };
+    res.json(await userAdmin.setWorldAccess(sessionOf(res), { targetUsername: b.target_username, worldId: b.world_id, canAccess: b.can_access, reason: b.reason }, 'http'));
   });
   router.post('/admin/server/stop', withBodySession, requirePermission('stop_server'), (_req, res) => {
     res.on('finish', requestStop);

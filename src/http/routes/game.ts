@@ -10,7 +10,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 
 /** A game route needs a session bound to a character (read with the session): 409 (not 401) when there is none. */
 const requireCharacter: RequestHandler = (_req, res, next) => {
-  res.locals.actor = sessionActor(sessionOf(res));
+  res.locals.actor = sessionActor(sessionOf(res), 'http');
   next();
 };
 

@@ -34,6 +34,11 @@ function toSessionRow(r: Record<string, unknown>, idleSince: string): Schemas['S
   };
 }
 
+/** An account's mute while it holds; one that ended by itself is history (the audit log keeps it). */
+function muteInForce(until: string | null, reason: string | null, now: Date): Pick<Schemas['PlayerRow'], 'muted_until' | 'mute_reason'> {
+  return until !== null && until > toDbTime(now) ? { muted_until: until, mute_reason: reason } : { muted_until: null, mute_reason: null };
+}
+
 export class InspectionService {
   private readonly repo: InspectionRepository;
   private readonly worlds: WorldCatalog;
@@ -78,6 +83,7 @@ export class InspectionService {
         created_at: String(u.created_at),
         last_login: (u.last_login as string | null) ?? null,
         is_active: Boolean(u.is_active),
+        ...muteInForce(u.muted_until as string | null, u.mute_reason as string | null, now),
         character_count: Number(u.character_count),
         is_online_account: status !== undefined,
         is_online_in_world: (status?.worlds.size ?? 0) > 0,

@@ -1,7 +1,10 @@
 /**
- * User administration: create, manage (role, ban/unban, delete, password), world grants and
- * kicks — each rule of the interface specification in its order, with its status.
+ * User administration: create, manage (role, ban/unban, delete, password, mute/unmute), world
+ * grants and kicks — each rule of the interface specification in its order, with its status.
+ * Each action done is recorded in the audit log (src/services/moderation/audit.ts), with its
+ * reason, in the transaction that does it.
  */
+import type { Knex } from 'knex';
 import type { Db } from '../../db/database.ts';
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
@@ -17,11 +20,12 @@ import type { Presence } from '../presence/presence.ts';
 import type { EventBus } from '../../db/event-bus.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { hasPermission, isRole, outranks, rank, type Permission, type Role } from '../../shared/roles.ts';
+import { MAX_REASON_CHARACTERS, staffText, type AuditLog, type AuditRecord, type Door } from '../moderation/audit.ts';
 
 type SuccessMessage = components['schemas']['SuccessMessage'];
 
-const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password', 'make_permanent'] as const;
-type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password' | 'make_permanent';
+const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password', 'make_permanent', 'mute', 'unmute'] as const;
+type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password' | 'make_permanent' | 'mute' | 'unmute';
 
 const ACTION_PERMISSION: Record<ManageAction, Permission> = {
   change_role: 'manage_users',
@@ -29,6 +33,9 @@ const ACTION_PERMISSION: Record<ManageAction, Permission> = {
   change_password: 'manage_users',
   ban: 'ban_users',
   unban: 'ban_users',
+  // The same rules as a ban (docs/decisions.md, "Moderation").
+  mute: 'ban_users',
+  unmute: 'ban_users',
   // A temporary account made permanent is as if staff had created it (docs/decisions.md).
   make_permanent: 'create_users',
 };
@@ -59,7 +66,14 @@ export interface ManageRequest {
   targetUsername: string;
   newRole?: string;
   newPassword?: string;
+  /** How long a mute lasts. */
+  minutes?: number;
+  /** Why, for the audit log (and a mute's answer). */
+  reason?: string;
 }
+
+/** The longest mute: a year. */
+export const MAX_MUTE_MINUTES = 525_600;
 
 export interface UserAdminDeps {
   db: Db;
@@ -71,6 +85,7 @@ export interface UserAdminDeps {
   clock: Clock;
   presence: Presence;
   events: EventBus;
+  audit: AuditLog;
 }
 
 export class UserAdminService {
@@ -108,7 +123,7 @@ export class UserAdminService {
     return { success: true, message: `User '${username}' created with role '${role}'. No character was provisioned automatically.` };
   }
 
-  async manageUser(actor: AuthenticatedSession, req: ManageRequest): Promise<SuccessMessage> {
+  async manageUser(actor: AuthenticatedSession, req: ManageRequest, door: Door): Promise<SuccessMessage> {
     const lowered = req.action.toLowerCase();
     if (!(MANAGE_ACTIONS as readonly string[]).includes(lowered)) {
       throw new InvalidInput(`Invalid action '${req.action}'. Valid actions: ${MANAGE_ACTIONS.join(', ')}`);
@@ -121,22 +136,29 @@ export class UserAdminService {
     if (!target) throw new NotFound(`User '${req.targetUsername}' not found`);
     if (target.id === actor.userId && action !== 'change_password') throw new InvalidInput('Cannot manage your own account');
     if (!outranks(actor.role, target.role)) throw outranked(target.role);
+    const reason = staffText(req.reason, MAX_REASON_CHARACTERS, 'reason');
+    /** Runs the action's writes and its audit entry in one transaction (the entry first, while the target still exists). */
+    const audited = (record: Omit<AuditRecord, 'target' | 'reason'>, work: (trx: Knex.Transaction) => Promise<void>): Promise<void> =>
+      this.d.db.transaction(async (trx) => {
+        await this.d.audit.record(actor, door, { ...record, target: { id: target.id, username: target.username }, reason }, trx);
+        await work(trx);
+      });
 
     switch (action) {
       case 'change_role':
-        return this.changeRole(actor, target, req.newRole);
+        return this.changeRole(actor, target, req.newRole, audited);
       case 'ban':
-        await this.d.db.transaction(async (trx) => {
+        await audited({ action }, async (trx) => {
           await this.d.users.update(target.id, { isActive: false }, trx);
           await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'ban', trx);
         });
         return { success: true, message: `Successfully banned ${target.username}` };
       case 'unban':
-        await this.d.users.update(target.id, { isActive: true });
+        await audited({ action }, (trx) => this.d.users.update(target.id, { isActive: true }, trx));
         return { success: true, message: `Successfully unbanned ${target.username}` };
       case 'delete':
         if (actor.role !== 'superuser') throw new Forbidden('Only superusers may permanently delete users');
-        await this.d.db.transaction(async (trx) => {
+        await audited({ action }, async (trx) => {
           // Sessions first, so the characters still exist to be announced offline.
           await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'deleted', trx);
           await this.d.users.delete(target.id, trx);
@@ -151,37 +173,62 @@ export class UserAdminService {
         assertStandardPassword(req.newPassword);
         const passwordHash = await this.d.hasher.hash(req.newPassword);
         // A reset is for an account someone else may hold: none of its sessions survives it.
-        await this.d.db.transaction(async (trx) => {
+        await audited({ action }, async (trx) => {
           await this.d.users.update(target.id, { passwordHash }, trx);
           await this.d.presence.ended(await this.d.sessions.deleteForUser(target.id, trx), 'password_change', trx);
         });
         return { success: true, message: `Successfully changed password for ${target.username}` };
       }
       case 'make_permanent':
-        return this.makePermanent(target);
+        // Its sessions learn it through the bus (session cache, streams).
+        await audited({ action }, async (trx) => {
+          if (!(await this.d.users.makePermanent(target.id, trx))) throw new InvalidInput(`User '${target.username}' is not a temporary account`);
+          await this.d.events.publish({ type: 'account.changed', userId: target.id }, trx);
+        });
+        return { success: true, message: `${target.username}'s account is now permanent` };
+      case 'mute': {
+        const minutes = req.minutes;
+        if (minutes === undefined) throw new InvalidInput('minutes is required for mute action');
+        if (!Number.isInteger(minutes) || minutes < 1 || minutes > MAX_MUTE_MINUTES) throw new InvalidInput(`minutes must be a whole number from 1 to ${MAX_MUTE_MINUTES}`);
+        const until = toDbTime(new Date(this.d.clock().getTime() + minutes * 60_000));
+        // The account's sessions carry the mute: every instance's session cache drops them.
+        await audited({ action, detail: `until ${until} UTC` }, async (trx) => {
+          await this.d.users.update(target.id, { mute: { until, reason } }, trx);
+          await this.d.events.publish({ type: 'account.changed', userId: target.id }, trx);
+        });
+        return { success: true, message: `Muted ${target.username} until ${until} UTC` };
+      }
+      case 'unmute':
+        if (target.mutedUntil === null || target.mutedUntil <= toDbTime(this.d.clock())) throw new InvalidInput(`User '${target.username}' is not muted`);
+        await audited({ action }, async (trx) => {
+          await this.d.users.update(target.id, { mute: null }, trx);
+          await this.d.events.publish({ type: 'account.changed', userId: target.id }, trx);
+        });
+        return { success: true, message: `Unmuted ${target.username}` };
     }
   }
 
-  /** Lifts a temporary account's 24-hour expiry; its sessions learn it through the bus (session cache, streams). */
-  private async makePermanent(target: UserRecord): Promise<SuccessMessage> {
-    if (!(await this.d.users.makePermanent(target.id))) throw new InvalidInput(`User '${target.username}' is not a temporary account`);
-    await this.d.events.publish({ type: 'account.changed', userId: target.id });
-    return { success: true, message: `${target.username}'s account is now permanent` };
-  }
-
-  private async changeRole(actor: AuthenticatedSession, target: UserRecord, newRole: string | undefined): Promise<SuccessMessage> {
+  private async changeRole(
+    actor: AuthenticatedSession,
+    target: UserRecord,
+    newRole: string | undefined,
+    audited: (record: Omit<AuditRecord, 'target' | 'reason'>, work: (trx: Knex.Transaction) => Promise<void>) => Promise<void>,
+  ): Promise<SuccessMessage> {
     if (!newRole) throw new InvalidInput('new_role is required for change_role action');
     const role = newRole.trim().toLowerCase();
     if (!isRole(role)) throw new InvalidInput('Invalid role. Valid roles: player, worldbuilder, admin, superuser');
     if (!canAssignRole(actor.role, role)) throw new Forbidden(`Insufficient permissions to assign role '${role}'`);
-    await this.d.users.update(target.id, { role });
-    await this.d.events.publish({ type: 'account.changed', userId: target.id });
+    await audited({ action: 'change_role', detail: `${target.role} to ${role}` }, async (trx) => {
+      await this.d.users.update(target.id, { role }, trx);
+      await this.d.events.publish({ type: 'account.changed', userId: target.id }, trx);
+    });
     return { success: true, message: `Successfully changed ${target.username}'s role to ${role}` };
   }
 
   async setWorldAccess(
     actor: AuthenticatedSession,
-    req: { targetUsername: string; worldId: string; canAccess: boolean },
+    req: { targetUsername: string; worldId: string; canAccess: boolean; reason?: string },
+    door: Door,
   ): Promise<SuccessMessage> {
     if (rank(actor.role) < rank('admin')) throw new Forbidden('World access grants require admin or superuser role.');
     const target = await this.d.users.findByUsername(req.targetUsername.trim());
@@ -189,7 +236,12 @@ export class UserAdminService {
     const worldId = req.worldId.trim();
     if (!this.d.worlds.get(worldId)) throw new NotFound(`World '${worldId}' not found`);
     if (!outranks(actor.role, target.role)) throw outranked(target.role);
-    await this.grant(target.id, worldId, req.canAccess);
+    const reason = staffText(req.reason, MAX_REASON_CHARACTERS, 'reason');
+    await this.d.db.transaction(async (trx) => {
+      await this.grant(target.id, worldId, req.canAccess, trx);
+      const detail = `${req.canAccess ? 'granted' : 'revoked'} ${worldId}`;
+      await this.d.audit.record(actor, door, { action: 'world_access', target: { id: target.id, username: target.username }, reason, detail }, trx);
+    });
     return {
       success: true,
       message: req.canAccess
@@ -199,21 +251,26 @@ export class UserAdminService {
   }
 
   /** Records a grant; shared with the `grant-world` CLI command. */
-  async grant(userId: number, worldId: string, canAccess: boolean): Promise<void> {
-    await this.d.permissions.set(userId, worldId, canAccess, toDbTime(this.d.clock()));
+  async grant(userId: number, worldId: string, canAccess: boolean, trx?: Knex.Transaction): Promise<void> {
+    await this.d.permissions.set(userId, worldId, canAccess, toDbTime(this.d.clock()), trx);
   }
 
   /**
    * Ends a session named by its token or by its handle (the row id, as listed). The actor must
    * outrank the session's owner, except for sessions of the actor's own account (like logout).
    */
-  async kick(actor: AuthenticatedSession, target: string): Promise<SuccessMessage> {
+  async kick(actor: AuthenticatedSession, target: string, rawReason: string | undefined, door: Door): Promise<SuccessMessage> {
     const session = await this.findSession(target);
     if (session === undefined) return { success: false, message: 'Session not found' };
     if (session.userId !== actor.userId && !outranks(actor.role, session.role)) throw outranked(session.role);
+    const reason = staffText(rawReason, MAX_REASON_CHARACTERS, 'reason');
     const removed = await this.d.db.transaction(async (trx) => {
       const count = await this.d.sessions.delete(session.id, trx);
-      if (count > 0) await this.d.presence.ended([session], 'kick', trx);
+      if (count > 0) {
+        await this.d.presence.ended([session], 'kick', trx);
+        const detail = `session ${session.id}${session.characterName === null ? '' : ` (${session.characterName})`}`;
+        await this.d.audit.record(actor, door, { action: 'kick', target: { id: session.userId, username: session.username }, reason, detail }, trx);
+      }
       return count;
     });
     return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };

@@ -7,7 +7,8 @@
  * may be missing events, and everything is forgotten when it listens again.
  */
 import type { BusEvent, EventBus } from '../../db/event-bus.ts';
-import type { ChatRow, GameRepository } from '../../db/repositories/game-repository.ts';
+import type { ChatReader, ChatRow, GameRepository } from '../../db/repositories/game-repository.ts';
+import { readable } from './game-core.ts';
 
 /** The key of a world's world-wide messages: a room id never holds a newline. */
 const worldKey = (worldId: string): string => `${worldId}\n`;
@@ -39,23 +40,23 @@ export class ChatHistory {
   }
 
   /**
-   * The latest `limit` messages the character may read in its room, newer than `afterId`, oldest
+   * The latest `limit` messages the reader may read in its room, newer than `afterId`, oldest
    * first (GameRepository.recentMessages), from memory when it holds every message that could
    * be among them: the newest `limit` of the room's and of the world's that are each exact.
    */
-  async recent(worldId: string, roomId: string, characterId: number, limit: number, afterId: number): Promise<ChatRow[]> {
+  async recent(worldId: string, roomId: string, reader: ChatReader, limit: number, afterId: number): Promise<ChatRow[]> {
     const room = await this.tail(roomKey(worldId, roomId), () => this.repo.roomTail(worldId, roomId, this.kept));
     const world = room && (await this.tail(worldKey(worldId), () => this.repo.worldTail(worldId, this.kept)));
     if (room && world) {
       const visible = (source: ChatTail): ChatRow[] | null => {
-        const rows = source.rows.filter((r) => r.id > afterId && (r.recipientId === null || r.recipientId === characterId || r.senderId === characterId));
+        const rows = source.rows.filter((r) => r.id > afterId && readable(r, reader));
         // Memory holds every message from its oldest row on (or all of them, when complete).
         return rows.length >= limit || source.complete || afterId >= source.rows[0]!.id - 1 ? rows.slice(-limit) : null;
       };
       const [inRoom, inWorld] = [visible(room), visible(world)];
       if (inRoom && inWorld) return [...inRoom, ...inWorld].sort((a, b) => a.id - b.id).slice(-limit);
     }
-    return this.repo.recentMessages(worldId, roomId, characterId, limit, afterId);
+    return this.repo.recentMessages(worldId, roomId, reader, limit, afterId);
   }
 
   private async tail(key: string, read: () => Promise<ChatRow[]>): Promise<ChatTail | undefined> {

@@ -7,7 +7,9 @@
  * by kind, and the builders' in src/services/building/build-commands.ts.
  */
 import type { components } from '../../../generated/openapi.d.ts';
+import { toDbTime, type Clock } from '../../db/clock.ts';
 import { hasPermission, type Permission, type Role } from '../../shared/roles.ts';
+import type { Door } from '../moderation/audit.ts';
 import type { Room, World } from '../worlds/world-loader.ts';
 
 export type RoomData = components['schemas']['Room'];
@@ -21,7 +23,8 @@ export interface CommandResult {
 
 /**
  * Who acts in the game: a player's character, through any door. An actor has a name, a world
- * and a room, and the role its actions are allowed by; no session (a door holds that).
+ * and a room, the account that plays it with the role its actions are allowed by and its mute,
+ * and the door it comes through; no session (a door holds that).
  */
 export interface Actor {
   characterId: number;
@@ -29,6 +32,17 @@ export interface Actor {
   worldId: string;
   roomId: string | null;
   role: Role;
+  accountId: number;
+  username: string;
+  /** The account's mute (database time, UTC), which may have ended by now; null when none was set. */
+  mute: { until: string; reason: string | null } | null;
+  /** For the audit log of what staff do in the game. */
+  door: Door;
+}
+
+/** The answer to a muted actor's talk: until when, and why when staff said. */
+export function mutedAnswer(mute: { until: string; reason: string | null }): string {
+  return `You are muted until ${mute.until} UTC.${mute.reason === null ? '' : ` Reason: ${mute.reason}`}`;
 }
 
 /** Sections of `help`, in the order it shows them. */
@@ -56,6 +70,8 @@ interface CommandEntry {
   verbs: readonly string[];
   /** Without it every actor may use the command; others get the unknown-command answer, as for a verb that does not exist. */
   permission?: Permission;
+  /** It talks (say, yell, whisper, emote, tell, ooc): refused while the actor's account is muted. */
+  talks?: true;
   /** How it is typed, for GET /commands: `get <item>`. */
   usage: string;
   /** What it does, in a few words, for GET /commands. */
@@ -89,11 +105,17 @@ export const fail = (message: string): CommandResult => ({ success: false, messa
 export type CommandInfo = components['schemas']['CommandInfo'];
 
 export class CommandTable {
+  private readonly clock: Clock;
   private readonly commands: Command[] = [];
   private readonly byVerb = new Map<string, Command>();
   /** Help text and listing per role, built once. */
   private readonly helpByRole = new Map<Role, string>();
   private readonly listByRole = new Map<Role, CommandInfo[]>();
+
+  /** `clock`: when a mute ends. */
+  constructor(clock: Clock) {
+    this.clock = clock;
+  }
 
   add(...commands: Command[]): this {
     for (const command of commands) {
@@ -116,11 +138,13 @@ export class CommandTable {
 
   /**
    * Runs a verb for an actor in its world: the unknown-command answer for a verb the actor's
-   * role may not use, then the room check, then the argument check, then the verb.
+   * role may not use, then the mute (for the verbs that talk), the room check, the argument
+   * check, then the verb.
    */
   async dispatch(actor: Actor, world: World, verb: string, args: string): Promise<CommandResult> {
     const command = this.find(verb, actor.role);
     if (!command) return fail(`Unknown command: ${verb}. Type 'help' for available commands.`);
+    if (command.talks && actor.mute !== null && actor.mute.until > toDbTime(this.clock())) return fail(mutedAnswer(actor.mute));
     const room = actor.roomId === null ? undefined : world.rooms.get(actor.roomId);
     if (command.needsRoom && !room) return fail(NOT_IN_ROOM);
     const missing = command.argument?.missing;

@@ -13,14 +13,15 @@ import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
 import { idChunks, type BusEvent, type EventBus, type StreamEndReason } from '../../db/event-bus.ts';
-import { WORLD_CHANNELS, type ChatRow, type GameRepository } from '../../db/repositories/game-repository.ts';
+import { WORLD_CHANNELS, type ChatReader, type ChatRow, type GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
 import { FeatureUnavailable, TooManyRequests } from '../../shared/errors.ts';
 import type { Actor } from './command-table.ts';
 import { CHAT_HISTORY } from './game-service.ts';
-import { chatMessage, type GameCore } from './game-core.ts';
+import { chatMessage, readable, type GameCore } from './game-core.ts';
 import type { StreamHolder, StreamQuota, StreamTicket } from './stream-quota.ts';
+import type { IgnoreLists } from '../moderation/ignores.ts';
 
 type Schemas = components['schemas'];
 
@@ -36,7 +37,7 @@ export interface StreamSink {
   close(drainMs: number): void;
 }
 
-export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' | 'room' | 'end';
+export type StreamEventName = 'chat' | 'arrive' | 'leave' | 'item' | 'presence' | 'room' | 'announcement' | 'end';
 
 /**
  * A stream's other kind of subscriber (the telnet door): it takes each event as its name and
@@ -78,10 +79,14 @@ const LEASE_RENEW_MS = 10_000;
 const END_DRAIN_MS = 5_000;
 /** When a full per-account or per-address limit is worth trying again. */
 const STREAM_LIMIT_RETRY_SECONDS = 10;
+/** Whom a stream's account ignores until it has read its list. */
+const NOBODY: ReadonlySet<number> = new Set();
 
 interface Stream {
   sessionId: number;
   player: Actor;
+  /** The character, and whom its account ignores (read as the stream begins, again when it changes). */
+  reader: ChatReader;
   /** Exactly one of the two: SSE frames go to `sink`, events to `listener`. */
   sink: StreamSink | null;
   listener: EventListener | null;
@@ -163,6 +168,7 @@ export interface EventStreamDeps {
   game: GameCore;
   repo: GameRepository;
   sessions: SessionRepository;
+  ignores: IgnoreLists;
   config: Config['events'];
   clock: Clock;
   logger: Logger;
@@ -339,6 +345,7 @@ export class EventStreams {
     const stream: Stream = {
       sessionId,
       player: { ...player },
+      reader: { characterId: player.characterId, ignored: NOBODY },
       sink,
       listener,
       chatCursor: 0,
@@ -358,18 +365,24 @@ export class EventStreams {
   /** The chat missed since `resumeAfter` (none without it), then the live events that came meanwhile. */
   private async begin(stream: Stream, resumeAfter: number | null): Promise<void> {
     const player = stream.player;
+    // Read after registration: a change made meanwhile waits among the pending events, which read it again.
+    await this.readIgnored(stream);
     if (resumeAfter === null) {
       stream.chatCursor = await this.d.repo.lastMessageId();
     } else {
       stream.chatCursor = resumeAfter;
       if (player.roomId) {
-        const missed = await this.d.repo.recentMessages(player.worldId, player.roomId, player.characterId, CHAT_HISTORY, resumeAfter);
+        const missed = await this.d.repo.recentMessages(player.worldId, player.roomId, stream.reader, CHAT_HISTORY, resumeAfter);
         for (const row of missed) this.sendChat(stream, row, null);
       }
     }
     const pending = stream.pending ?? [];
     stream.pending = null;
     for (const event of pending) await this.deliver(stream, event);
+  }
+
+  private async readIgnored(stream: Stream): Promise<void> {
+    stream.reader = { characterId: stream.player.characterId, ignored: await this.d.ignores.ignoredBy(stream.player.accountId) };
   }
 
   /** Ends a stream: an `end` event, then the connection closes (dropped when the client does not take it within END_DRAIN_MS). */
@@ -482,11 +495,15 @@ export class EventStreams {
     }
   }
 
-  /** The streams that may see something of an event: those in its rooms, its world, or the mover's own. */
+  /** The streams that may see something of an event: those in its rooms, its world, the mover's own, or the account's. */
   private audience(event: Exclude<BusEvent, { type: 'session.ended' | 'session.changed' | 'account.changed' | 'world.changed' | 'connection' }>): Set<Stream> {
     switch (event.type) {
       case 'reconnected':
+      case 'announcement':
         return new Set(this.streams);
+      case 'ignores.changed':
+        // Rare enough to look through every stream rather than keep an index by account.
+        return new Set([...this.streams].filter((s) => s.player.accountId === event.userId));
       case 'presence':
         return new Set(this.byWorld.get(event.worldId));
       case 'chat':
@@ -538,11 +555,16 @@ export class EventStreams {
       case 'chat': {
         const rows = chatRows ?? (await this.d.game.chatRows(event.messageIds));
         for (const row of rows) {
-          const visible = row.recipientId === null || row.recipientId === me.characterId || row.senderId === me.characterId;
-          if ((row.roomId === me.roomId || WORLD_CHANNELS.includes(row.channel)) && visible) this.sendChat(stream, row, frames);
+          if ((row.roomId === me.roomId || WORLD_CHANNELS.includes(row.channel)) && readable(row, stream.reader)) this.sendChat(stream, row, frames);
         }
         return;
       }
+      case 'ignores.changed':
+        await this.readIgnored(stream);
+        return;
+      case 'announcement':
+        this.send(stream, 'announcement', () => ({ from: event.from, text: event.text, sent_at: event.sentAt }) satisfies Schemas['AnnouncementEvent'], frames);
+        return;
       case 'move': {
         if (event.characterId === me.characterId) {
           // Only a change of room is told: the arrival of the login that opened this stream
@@ -568,12 +590,14 @@ export class EventStreams {
         if (event.characterId !== me.characterId) this.send(stream, 'presence', () => ({ character: event.name, online: event.online }) satisfies Schemas['PresenceEvent'], frames);
         return;
       case 'reconnected': {
+        // Whom the account ignores may have changed while the bus was down.
+        await this.readIgnored(stream);
         // A move made while the bus was down: the room first, as its live event would have.
         const room = (rooms ?? (await this.d.repo.roomsOf([me.characterId]))).get(me.characterId);
         if (room !== undefined && room !== me.roomId) await this.sendRoom(stream, room);
         // The chat committed while the bus was down, read back as a resume does.
         if (me.roomId) {
-          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, me.characterId, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row, null);
+          for (const row of await this.d.repo.recentMessages(me.worldId, me.roomId, stream.reader, CHAT_HISTORY, stream.chatCursor)) this.sendChat(stream, row, null);
         }
         return;
       }

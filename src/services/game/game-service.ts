@@ -15,6 +15,8 @@ import { ChatHistory } from './chat-history.ts';
 import { fail, type Actor, type CommandInfo, type CommandResult, type CommandTable } from './command-table.ts';
 import { chatMessage, type GameCore } from './game-core.ts';
 import { parseCommand, plainText } from '../../shared/plain-text.ts';
+import type { Door } from '../moderation/audit.ts';
+import type { IgnoreLists } from '../moderation/ignores.ts';
 
 type Schemas = components['schemas'];
 
@@ -27,11 +29,12 @@ function chatTextLine(r: ChatRow): string {
 }
 
 /** The character a session plays, as the game's actor, for every door: a Conflict when the session plays none. */
-export function sessionActor(session: AuthenticatedSession): Actor {
-  const { characterId, characterName, worldId, roomId, role } = session;
+export function sessionActor(session: AuthenticatedSession, door: Door): Actor {
+  const { characterId, characterName, worldId, roomId, role, userId, username, mutedUntil, muteReason } = session;
   if (characterId === null) throw new Conflict('No character selected for session. Select a character first.');
   if (characterName === null || worldId === null) throw new Conflict('Selected character not found');
-  return { characterId, name: characterName, worldId, roomId, role };
+  const mute = mutedUntil === null ? null : { until: mutedUntil, reason: muteReason };
+  return { characterId, name: characterName, worldId, roomId, role, accountId: userId, username, mute, door };
 }
 
 export class GameService {
@@ -39,12 +42,17 @@ export class GameService {
   private readonly table: CommandTable;
   private readonly history: ChatHistory;
   private readonly commandLimit: Limit | null;
+  private readonly ignores: IgnoreLists;
 
-  /** `table`: every verb (src/services/game/verbs/ and the builders'); `commandLimit`: the play throttle, per the key the door gives. */
-  constructor(core: GameCore, table: CommandTable, commandLimit: Limit | null) {
+  /**
+   * `table`: every verb (src/services/game/verbs/ and the builders'); `commandLimit`: the play
+   * throttle, per the key the door gives; `ignores`: whose chat each account is not shown.
+   */
+  constructor(core: GameCore, table: CommandTable, commandLimit: Limit | null, ignores: IgnoreLists) {
     this.core = core;
     this.table = table;
     this.commandLimit = commandLimit;
+    this.ignores = ignores;
     this.history = new ChatHistory(core.bus, core.repo, CHAT_HISTORY);
   }
 
@@ -78,10 +86,11 @@ export class GameService {
     return { active_players: activePlayers as string[], current_room: actor.roomId, inventory: await this.core.inventoryText(actor) };
   }
 
-  /** The room's recent chat; with `afterId`, only messages newer than that one. */
+  /** The room's recent chat the actor may read (none from characters its account ignores); with `afterId`, only messages newer than that one. */
   async chat(actor: Actor, afterId = 0): Promise<Schemas['RoomChat']> {
     if (!actor.roomId) return { chat: 'No messages.', messages: [] };
-    const rows = await this.history.recent(actor.worldId, actor.roomId, actor.characterId, CHAT_HISTORY, afterId);
+    const reader = { characterId: actor.characterId, ignored: await this.ignores.ignoredBy(actor.accountId) };
+    const rows = await this.history.recent(actor.worldId, actor.roomId, reader, CHAT_HISTORY, afterId);
     const chat = rows.length === 0 ? '[No messages in this room yet]' : `[Recent messages]:\n${rows.map(chatTextLine).join('')}`;
     return { chat, messages: rows.map(chatMessage) };
   }

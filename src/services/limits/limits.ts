@@ -95,6 +95,8 @@ export interface Limits {
   commandBySession: Limit;
   /** Out-of-character messages per character id, on top of the command throttle. */
   oocByCharacter: Limit;
+  /** Reports to staff per account id. */
+  reportByAccount: Limit;
   /** World-building changes per account id, through either door. */
   buildByAccount: Limit;
   /** Wrong passwords per account id at login; the right password is never refused. */
@@ -113,6 +115,7 @@ export function createLimits(config: Config['rateLimit'], store: CounterStore, c
     changePasswordByAddress: limit('change-password-address', config.changePasswordPerAddress),
     commandBySession: limit('command-session', config.commandPerSession, 'commands', config.commandWindowSeconds),
     oocByCharacter: limit('ooc-character', config.oocPerCharacter, 'out-of-character messages', config.oocWindowSeconds),
+    reportByAccount: limit('report-account', config.reportPerAccount, 'reports', config.reportWindowSeconds),
     buildByAccount: limit('build-account', config.buildPerAccount, 'building changes', config.buildWindowSeconds),
     failedLogins: limit('failed-login', config.loginPerUsername, 'failed attempts'),
     failedPasswordChanges: limit('failed-password-change', config.changePasswordPerUsername, 'failed attempts'),

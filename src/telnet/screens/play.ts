@@ -2,14 +2,14 @@
  * Playing: every line is a game command, through the game's one entry (GameService.play: the
  * same answer as POST /command gives, the same throttle and permissions), but for the door's own
  * `quit` and `colour`; `help` adds them to the game's. The character's event stream arrives as
- * lines (chat styled by channel, arrivals, items, presence), its room as the room
+ * lines (chat styled by channel, arrivals, items, presence, announcements), its room as the room
  * is shown, and GMCP carries the character, its room for mappers, and chat for chat windows.
  */
 import type { components } from '../../../generated/openapi.d.ts';
 import type { Actor } from '../../services/game/command-table.ts';
 import type { EventListener, StreamEventName } from '../../services/game/event-streams.ts';
 import { sessionActor } from '../../services/game/game-service.ts';
-import { chatLine, chatText, itemLine, movementLine } from '../../shared/event-text.ts';
+import { announcementLine, chatLine, chatText, itemLine, movementLine } from '../../shared/event-text.ts';
 import type { TelnetConnection } from '../connection.ts';
 import * as gmcp from '../gmcp.ts';
 import type { Style } from '../render.ts';
@@ -42,7 +42,7 @@ export class Playing {
 export async function enter(c: TelnetConnection, characterId: number, worldId: string): Promise<void> {
   await c.s.characters.select(await c.validSession(), characterId, worldId);
   const session = await c.validSession();
-  const actor = sessionActor(session);
+  const actor = sessionActor(session, 'telnet');
   const listener: EventListener = { event: (name, data) => c.terminal.guarded('event', () => onEvent(c, name, data)) };
   await c.s.streams.listen(session.id, { accountId: session.userId, address: c.address }, actor, listener);
   const playing = (c.playing = new Playing(actor, listener));
@@ -69,7 +69,7 @@ async function command(c: TelnetConnection, text: string, verb: string): Promise
   const session = await c.validSession();
   playing.busy = true;
   try {
-    const result = await c.s.game.play(sessionActor(session), text, String(session.id));
+    const result = await c.s.game.play(sessionActor(session, 'telnet'), text, String(session.id));
     // The verbs as the game lists them (GET /commands): whatever names `help` gets the door's too.
     const help = c.s.game.commands(session.role).find((known) => known.name === verb || known.aliases.includes(verb))?.name === 'help';
     c.terminal.print(help ? `${result.message}\n${DOOR_HELP}` : result.message);
@@ -143,5 +143,6 @@ const EVENTS: { readonly [K in StreamEventName]: (c: TelnetConnection, data: obj
     c.terminal.styled(`${e.character} is ${e.online ? 'now online' : 'no longer online'}.`);
   },
   room: (c, data) => room(c, data as Schemas['RoomEvent']),
+  announcement: (c, data) => c.terminal.styled(announcementLine(data as Schemas['AnnouncementEvent'])),
   end: (c, data) => c.sessionEnded((data as Schemas['EndEvent']).reason),
 };

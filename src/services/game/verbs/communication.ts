@@ -4,9 +4,12 @@
  * `tell` to one character anywhere in the world (waiting in their chat when they are away), and
  * `ooc` to the whole world. All of it is stored HTML-escaped in the chat store, read through
  * /chat and the event streams; say, yell and whisper also go through the chat mechanics (axis
- * engine, translation); `ooc` has its own limit on top of the command throttle.
+ * engine, translation); `ooc` has its own limit on top of the command throttle. All of them
+ * talk, which a muted account's characters may not do (the command table refuses them); a tell
+ * to someone whose account ignores the sender is refused, with an answer that does not say so.
  */
 import type { Limit } from '../../limits/limits.ts';
+import type { IgnoreLists } from '../../moderation/ignores.ts';
 import { fail, ok, type RoomCommand } from '../command-table.ts';
 import { LINKDEAD, type GameCore } from '../game-core.ts';
 import { escapeHtml } from '../../../shared/plain-text.ts';
@@ -24,9 +27,10 @@ export function emoteText(name: string, action: string): string {
   return /[.!?…"')\]]$/.test(joined) ? joined : `${joined}.`;
 }
 
-export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
+export function communicationVerbs(core: GameCore, oocLimit: Limit | null, ignores: IgnoreLists) {
   const say: RoomCommand = {
     verbs: ['say', 'chat'],
+    talks: true,
     needsRoom: true,
     usage: 'say <message>',
     summary: 'Send a message to the current room',
@@ -41,6 +45,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
 
   const yell: RoomCommand = {
     verbs: ['yell'],
+    talks: true,
     needsRoom: true,
     usage: 'yell <message>',
     summary: 'Yell to the current room and adjoining rooms',
@@ -57,6 +62,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
 
   const whisper: RoomCommand = {
     verbs: ['whisper'],
+    talks: true,
     needsRoom: true,
     usage: 'whisper <player> <message>',
     summary: 'Send a private message to a player in this room',
@@ -77,6 +83,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
 
   const emote: RoomCommand = {
     verbs: ['emote', 'pose'],
+    talks: true,
     needsRoom: true,
     usage: 'emote <action>',
     summary: 'Act in the room',
@@ -91,6 +98,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
 
   const tell: RoomCommand = {
     verbs: ['tell'],
+    talks: true,
     needsRoom: true,
     usage: 'tell <player> <message>',
     summary: 'Send a private message to a player anywhere in this world',
@@ -102,6 +110,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
       const target = await core.findInWorld(actor.worldId, targetName);
       if (!target) return fail(`Nobody in this world is called '${targetName}'.`);
       if (target.id === actor.characterId) return fail('You cannot tell yourself.');
+      if (await ignores.ownerIgnores(target.id, actor.characterId)) return fail(`Your tell to ${target.name} was not delivered.`);
       const escaped = escapeHtml(text);
       await core.post(actor, [core.message(actor, room.id, 'tell', `[TELL: ${actor.name} \u2192 ${target.name}] ${escaped}`, target.id)], target.name, true);
       const present = (await core.present(actor.worldId)).find((c) => c.id === target.id);
@@ -113,6 +122,7 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null) {
 
   const ooc: RoomCommand = {
     verbs: ['ooc'],
+    talks: true,
     needsRoom: true,
     usage: 'ooc <message>',
     summary: 'Out-of-character message to the whole world',
