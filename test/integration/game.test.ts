@@ -613,9 +613,10 @@ describe(`game (${DB_NAME})`, function () {
       const sayLine = lines.find((l) => l.startsWith('  /say <message>'));
       expect(sayLine, 'the say line').to.be.a('string');
       expect(sayLine!.endsWith(' - Send a message to the current room')).to.equal(true);
-      // The specification's verbs, then the social verbs (docs/decisions.md, "Social verbs").
+      // The specification's verbs, then the social verbs (docs/decisions.md, "Social verbs"), then moderation's (a player's: no wall).
       const aliases = ['north', 'n', 'south', 's', 'east', 'e', 'west', 'w', 'up', 'u', 'down', 'd', 'look', 'l', 'inventory', 'inv', 'i', 'get', 'take', 'drop', 'say', 'chat', 'yell', 'whisper', 'recall', 'flee', 'scurry', 'who', 'help', '?'];
       aliases.push('go', 'exits', 'examine', 'exa', 'emote', 'pose', 'tell', 'ooc');
+      aliases.push('ignore', 'unignore', 'report');
       const listed = new Set(text.match(/\/[a-z?]+/g));
       for (const alias of aliases) expect(listed.has(`/${alias}`), `/${alias} in help`).to.equal(true);
       // Every listed command is one the game knows.

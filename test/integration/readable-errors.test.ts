@@ -33,7 +33,7 @@ describe('readable contract errors', () => {
       url: '/admin/user/manage',
       body: { action: 'zap', target_username: 'x' },
       as: 'admin',
-      detail: 'action: must be one of: change_role, ban, deactivate, unban, delete, change_password, make_permanent',
+      detail: 'action: must be one of: change_role, ban, deactivate, unban, delete, change_password, make_permanent, mute, unmute',
       path: '/body/action',
     },
     { name: 'below the minimum', method: 'GET', url: '/admin/database/chat-messages?limit=0', as: 'admin', detail: 'limit: must be at least 1', path: '/query/limit' },
