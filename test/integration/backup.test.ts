@@ -20,6 +20,7 @@ import { newPlayer, okCmd, type Player } from '../helpers/players.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { runCommand } from '../helpers/cli-command.ts';
 import { throwAwayDatabase } from '../helpers/cli-server.ts';
+import { needs, ON_POSTGRESQL, ON_SQLITE, skipBecause } from '../helpers/needs.ts';
 
 const PG_DUMP = '/usr/bin/pg_dump';
 const PG_RESTORE = '/usr/bin/pg_restore';
@@ -36,7 +37,7 @@ describe(`backup (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
     let server: TestServer;
 
     before(async function () {
-      if (usePostgres) this.skip();
+      if (usePostgres) skipBecause(this, ON_SQLITE);
       dir = mkdtempSync(path.join(tmpdir(), 'mud-backup-'));
       server = await startTestServer();
     });
@@ -149,13 +150,8 @@ describe(`backup (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
     const databases: Array<{ url: string; drop: () => Promise<void> }> = [];
 
     before(function () {
-      if (!usePostgres) this.skip();
-      for (const tool of [PG_DUMP, PG_RESTORE]) {
-        if (existsSync(tool)) continue;
-        if (process.env.CI) throw new Error(`${tool} not found; CI installs Debian's postgresql-client`);
-        console.log(`      (skipped: ${tool} not found; apt-get install postgresql-client)`);
-        this.skip();
-      }
+      if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+      for (const tool of [PG_DUMP, PG_RESTORE]) needs(this, tool, existsSync(tool), "apt-get install postgresql-client (Debian's, the server's major version)");
       dir = mkdtempSync(path.join(tmpdir(), 'mud-pgdump-'));
     });
 
