@@ -24,8 +24,13 @@
  * The `building` suite (bench/building.ts) times building changes in worlds of growing size:
  * BENCH_SUITE=building, with BENCH_BUILD_ROOMS (comma-separated sizes, default 500,3000,10000),
  * BENCH_BUILD_CHANGES (default 40) and BENCH_ROUNDS (default 3).
- * BENCH_SUITE=platform|game|axis|events|hot|faults|players|building runs one suite; unset, all
- * but faults, players and building.
+ * The `backup` suite (bench/backup.ts) times backup and copy-db on a large database and the
+ * server's answers while backups run: BENCH_SUITE=backup, with BENCH_BACKUP_ACCOUNTS (default
+ * 10000), BENCH_BACKUP_CHAT (default 100000), BENCH_BACKUP_RATE (default 50),
+ * BENCH_BACKUP_SECONDS (default 10) and BENCH_ROUNDS (default 3); copy-db's PostgreSQL end is
+ * a new database on BENCH_DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres).
+ * BENCH_SUITE=platform|game|axis|events|hot|faults|players|building|backup runs one suite; unset,
+ * all but faults, players, building and backup.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,6 +46,7 @@ import { hotTables, runHotSuite, type HotResult } from './hot.ts';
 import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
 import { playersOptionsFromEnv, playersTable, runPlayersSuite, type PlayersResult } from './players.ts';
 import { buildingTable, runBuildingSuite, type BuildingResult } from './building.ts';
+import { backupTable, runBackupSuite, type BackupResult } from './backup.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -84,6 +90,8 @@ interface BenchReport {
   players?: PlayersResult;
   /** The `building` suite (a building change as the world grows), when it ran. */
   building?: BuildingResult;
+  /** The `backup` suite (backup and copy-db on a large database), when it ran. */
+  backup?: BackupResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -187,7 +195,7 @@ async function main(): Promise<void> {
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
   // Suites that run only when named, alone.
-  const alone = only === 'players' || only === 'building';
+  const alone = only === 'players' || only === 'building' || only === 'backup';
   for (const suite of suites) {
     if (alone) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
@@ -241,6 +249,12 @@ async function main(): Promise<void> {
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
   }
 
+  if (only === 'backup') {
+    const { result, serverLog } = await runBackupSuite(databaseUrl);
+    report.backup = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+  }
+
   if (only === 'players') {
     const { result, serverLog } = await runPlayersSuite(databaseUrl, playersOptionsFromEnv());
     report.players = result;
@@ -267,6 +281,7 @@ async function main(): Promise<void> {
     ...(report.faults ? [faultsTable(report.faults)] : []),
     ...(report.players ? [playersTable(report.players)] : []),
     ...(report.building ? [buildingTable(report.building)] : []),
+    ...(report.backup ? [backupTable(report.backup)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
