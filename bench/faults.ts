@@ -30,10 +30,10 @@ import { positiveNumberEnv } from './env.ts';
 import { round, sleep } from './load.ts';
 import { startBenchServer, type BenchServer } from './server-process.ts';
 import { findPostgresBin, startPrivatePostgres, type PrivatePostgres } from '../test/helpers/private-postgres.ts';
-import { loadWorld } from '../src/services/worlds/world-loader.ts';
+import { countFound, newLedger, spawnFacts, writeLoad, type Ledger } from '../test/helpers/acknowledged-writes.ts';
+import { metricValue } from '../test/helpers/metrics-text.ts';
 
 const PASSWORD = 'Quiet-Lantern-42';
-const WORLDS = path.resolve(import.meta.dirname, '..', 'worlds');
 /** Server settings of every fault run: no pruning of the chat the checks look for, bcrypt at its floor. */
 const FAULT_ENV = { MUD_BCRYPT_ROUNDS: '10', MUD_CHAT_MAX_MESSAGES_PER_ROOM: '1000000', MUD_LOG_LEVEL: 'warn' };
 
@@ -85,13 +85,6 @@ async function call(base: string, method: string, route: string, body?: unknown,
 const ok = (a: Answer): boolean => a.status >= 200 && a.status < 300;
 const word = (): string => randomBytes(6).toString('hex');
 
-/** A player of the demo world: the spawn room, the room north of it, the item lying there. */
-async function spawnFacts(): Promise<{ spawn: string; north: string; item: string }> {
-  const world = await loadWorld(path.join(WORLDS, 'emberwick'));
-  const spawn = world.rooms.get(world.defaultSpawn.room)!;
-  return { spawn: spawn.id, north: spawn.exits.north!, item: world.items.get(spawn.items[0]!)!.name };
-}
-
 interface Client {
   username: string;
   characterId: number;
@@ -139,17 +132,7 @@ function letters(n: number): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// kill -9 under write load
-
-interface Ledger {
-  accounts: Set<string>;
-  says: Set<string>;
-  /** Per character: its last acknowledged room, when no later move of it was left unanswered. */
-  rooms: Map<number, string>;
-  /** Per character: holds the item after its last acknowledged get or drop (same condition). */
-  holds: Map<number, boolean>;
-  unanswered: number;
-}
+// kill -9 under write load (the ledger of acknowledged writes: test/helpers/acknowledged-writes.ts)
 
 export interface KillResult {
   database: 'sqlite' | 'postgresql';
@@ -165,86 +148,23 @@ export interface KillResult {
   restartSeconds: number;
 }
 
-/** One client's loop: say, move north and back, get and drop the item; stops at `stop`. */
-async function writeLoad(base: string, client: Client, facts: Awaited<ReturnType<typeof spawnFacts>>, ledger: Ledger, stopped: () => boolean, counter: { answered: number }): Promise<void> {
-  let room = facts.spawn;
-  let holding = false;
-  while (!stopped()) {
-    const roll = Math.random();
-    let command: string;
-    let apply: (answer: Answer) => void;
-    if (roll < 0.6) {
-      const token = word();
-      command = `say ${token}`;
-      apply = () => ledger.says.add(token);
-    } else if (roll < 0.8) {
-      const north = room === facts.spawn;
-      command = north ? 'north' : 'south';
-      ledger.rooms.delete(client.characterId);
-      apply = (a) => {
-        if (a.body?.success) room = north ? facts.north : facts.spawn;
-        ledger.rooms.set(client.characterId, room);
-      };
-    } else {
-      command = holding ? `drop ${facts.item}` : `get ${facts.item}`;
-      ledger.holds.delete(client.characterId);
-      apply = (a) => {
-        if (a.body?.success) holding = !holding;
-        ledger.holds.set(client.characterId, holding);
-      };
-    }
-    ledger.unanswered++;
-    const answer = await call(base, 'POST', '/command', { session_id: client.session, command });
-    if (answer.status === 0) return; // the server is gone: this request stays unanswered
-    ledger.unanswered--;
-    counter.answered++;
-    if (ok(answer)) apply(answer);
-  }
-}
-
-async function countFound(db: Knex, ledger: Ledger, item: string, worldItemId: string): Promise<KillResult['found'] & { lost: string[] }> {
-  const lost: string[] = [];
-  const users = new Set((await db('users').whereIn('username', [...ledger.accounts]).pluck('username')).map(String));
-  for (const name of ledger.accounts) if (!users.has(name)) lost.push(`account ${name}`);
-  const messages = (await db('chat_messages').pluck('message')).map(String).join('\n');
-  let says = 0;
-  for (const token of ledger.says) {
-    if (messages.includes(token)) says++;
-    else lost.push(`say ${token}`);
-  }
-  const rooms = new Map((await db('characters').whereIn('id', [...ledger.rooms.keys()]).select('id', 'room_id')).map((r: { id: number; room_id: string }) => [Number(r.id), r.room_id]));
-  let locations = 0;
-  for (const [id, room] of ledger.rooms) {
-    if (rooms.get(id) === room) locations++;
-    else lost.push(`character ${id} in ${room} (found ${rooms.get(id)})`);
-  }
-  const holder = await db('item_instances').where({ item_id: worldItemId }).first('character_id');
-  let items = 0;
-  for (const [id, holds] of ledger.holds) {
-    if ((Number(holder?.character_id) === id) === holds) items++;
-    else lost.push(`character ${id} ${holds ? 'holds' : 'does not hold'} the ${item}`);
-  }
-  return { accounts: users.size, says, locations, items, lost };
-}
-
 async function killUnderLoad(database: 'sqlite' | 'postgresql', url: string | undefined, clients: number, killAfterSeconds: number): Promise<KillResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'mud-faults-'));
   const sqlitePath = path.join(dir, 'mud.db');
   const facts = await spawnFacts();
-  const world = await loadWorld(path.join(WORLDS, 'emberwick'));
-  const itemId = world.rooms.get(facts.spawn)!.items[0]!;
-  const ledger: Ledger = { accounts: new Set(), says: new Set(), rooms: new Map(), holds: new Map(), unanswered: 0 };
+  const ledger: Ledger = newLedger();
   try {
     let server: BenchServer = await startBenchServer(url, FAULT_ENV, { sqlitePath });
     let killed = false;
-    const counter = { answered: 0 };
     const run = letters(randomBytes(3).readUIntBE(0, 3));
     // Registered first (their accounts count as acknowledged writes too), then the load runs.
     const players = await newClients(server.url, `Fault ${run}`, clients);
     for (const player of players) ledger.accounts.add(player.username);
-    const load = players.map((player) => writeLoad(server.url, player, facts, ledger, () => killed, counter));
+    const load = players.map((player) =>
+      writeLoad((command) => call(server.url, 'POST', '/command', { session_id: player.session, command }), player.characterId, facts, ledger, () => killed),
+    );
     await sleep(killAfterSeconds * 1000);
-    log(`${database}: kill -9 after ${killAfterSeconds} s (${counter.answered} requests answered)`);
+    log(`${database}: kill -9 after ${killAfterSeconds} s (${ledger.answered} requests answered)`);
     await server.kill();
     killed = true;
     await Promise.all(load);
@@ -254,13 +174,13 @@ async function killUnderLoad(database: 'sqlite' | 'postgresql', url: string | un
     await server.stop();
     const db = knexFactory(url ? { client: 'pg', connection: url } : { client: 'sqlite3', connection: { filename: sqlitePath }, useNullAsDefault: true });
     try {
-      const found = await countFound(db, ledger, facts.item, itemId);
+      const found = await countFound(db, ledger, facts);
       return {
         database,
         clients,
         clientsSetUp: ledger.accounts.size,
         killAfterSeconds,
-        requestsAnswered: counter.answered,
+        requestsAnswered: ledger.answered,
         unansweredAtKill: ledger.unanswered,
         acknowledged: { accounts: ledger.accounts.size, says: ledger.says.size, locations: ledger.rooms.size, items: ledger.holds.size },
         found: { accounts: found.accounts, says: found.says, locations: found.locations, items: found.items },
@@ -458,28 +378,15 @@ function rssKb(pid: number): number {
   return match ? Number(match[1]) : 0;
 }
 
-/** The value of a metric line (summed over its labels when `label` is unset). */
-function metric(text: string, name: string, label?: string): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name)) continue;
-    const rest = line.slice(name.length);
-    if (!(rest.startsWith(' ') || rest.startsWith('{'))) continue;
-    if (label !== undefined && !rest.includes(label)) continue;
-    sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
-
 async function sample(server: BenchServer, started: number): Promise<Sample> {
   const text = await (await fetch(`${server.url}/metrics`)).text();
   return {
     atSeconds: round((performance.now() - started) / 1000),
     rssKb: rssKb(server.pid),
-    heapUsedKb: round(metric(text, 'nodejs_heap_size_used_bytes') / 1024),
-    streams: metric(text, 'mud_event_streams_open'),
-    handles: metric(text, 'nodejs_active_handles_total'),
-    timers: metric(text, 'nodejs_active_resources', 'type="Timeout"'),
+    heapUsedKb: round(metricValue(text, 'nodejs_heap_size_used_bytes') / 1024),
+    streams: metricValue(text, 'mud_event_streams_open'),
+    handles: metricValue(text, 'nodejs_active_handles_total'),
+    timers: metricValue(text, 'nodejs_active_resources', 'type="Timeout"'),
   };
 }
 

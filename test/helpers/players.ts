@@ -40,19 +40,19 @@ export function uniqueName(first: string): string {
 }
 
 /** A guest account with one character in the default world, no session. */
-export async function registerGuest(server: TestServer, name: string): Promise<{ username: string; characterId: number }> {
+export async function registerGuest(server: Pick<TestServer, 'post'>, name: string): Promise<{ username: string; characterId: number }> {
   const res = await server.post('/register-guest', { password: GOOD_PASSWORD, password_confirm: GOOD_PASSWORD, character_name: name });
   expect(res.status, res.text).to.equal(200);
   return { username: res.body.username, characterId: res.body.character_id };
 }
 
-export async function loginAs(server: TestServer, username: string): Promise<string> {
+export async function loginAs(server: Pick<TestServer, 'post'>, username: string): Promise<string> {
   const res = await server.post('/login', { username, password: GOOD_PASSWORD });
   expect(res.status, res.text).to.equal(200);
   return res.body.session_id;
 }
 
-export async function selectCharacter(server: TestServer, sessionId: string, characterId: number): Promise<void> {
+export async function selectCharacter(server: Pick<TestServer, 'post'>, sessionId: string, characterId: number): Promise<void> {
   const res = await server.post('/characters/select', { session_id: sessionId, character_id: characterId });
   expect(res.status, res.text).to.equal(200);
 }
