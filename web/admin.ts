@@ -1,14 +1,16 @@
 /**
  * The staff view (admins and superusers; nav.ts shows its button to them only): accounts with
- * their online state, ban and unban, making a temporary account permanent, role changes and
- * password resets, world access grants, and the live sessions with kick. Each action is
- * offered where the viewer's role allows it (src/shared/roles.ts, the server's own table) and
- * is the API's, so the server's answers (403 and their `detail`) are shown as they come. Bans
- * and kicks are confirmed first; times are the viewer's local time.
+ * their online state, ban and unban, mute (for how long) and unmute, making a temporary account
+ * permanent, role changes and password resets, world access grants, the live sessions with
+ * kick, the players' open reports with resolve, and the audit log of staff actions. Each action
+ * is offered where the viewer's role allows it (src/shared/roles.ts, the server's own table) and
+ * is the API's, so the server's answers (403 and their `detail`) are shown as they come. Bans,
+ * kicks and mutes are confirmed first, with a reason for the audit log; times are the viewer's
+ * local time.
  */
 import { api, call, type Outcome, type Schemas, type Session } from './api.ts';
 import { ask, field, h } from './dom.ts';
-import { utcDate } from './text.ts';
+import { chatLine, chatText, utcDate } from './text.ts';
 import { hasPermission, outranks, ROLES, type Role } from '../src/shared/roles.ts';
 
 function onlineText(player: { is_online_in_world: boolean; is_online_account: boolean; online_world_ids: string[] }): string {
@@ -31,6 +33,19 @@ function table(headings: string[], rows: HTMLTableRowElement[], empty: string): 
   return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), body));
 }
 
+/** How long a mute may last, as the staff view offers it (minutes). */
+const MUTE_DURATIONS: ReadonlyArray<[string, number]> = [
+  ['15 minutes', 15],
+  ['1 hour', 60],
+  ['1 day', 1440],
+  ['1 week', 10080],
+];
+
+/** The reason field of a staff action: optional, one line, the contract's length. */
+function reasonInput(): HTMLInputElement {
+  return h('input', { attrs: { type: 'text', maxlength: '200', autocomplete: 'off', placeholder: 'Optional, kept in the audit log' } });
+}
+
 /** Whether a session is live now: which one of a player's sessions is the one being played. */
 function connection(row: Schemas['SessionRow']): string {
   if (row.open_streams > 0) return `Yes (${row.open_streams} stream${row.open_streams === 1 ? '' : 's'})`;
@@ -42,6 +57,8 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
   const status = h('p', { class: 'admin-status', attrs: { role: 'status' } });
   const users = h('section', { attrs: { 'aria-labelledby': 'admin-users' } });
   const sessions = h('section', { attrs: { 'aria-labelledby': 'admin-sessions' } });
+  const reports = h('section', { attrs: { 'aria-labelledby': 'admin-reports' } });
+  const audit = h('section', { attrs: { 'aria-labelledby': 'admin-audit' } });
   const closeButton = h('button', { class: 'ghost', text: 'Close', attrs: { type: 'button' } });
   const refreshButton = h('button', { class: 'ghost', text: 'Refresh', attrs: { type: 'button' } });
 
@@ -89,8 +106,9 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
 
   const accountText = (player: Schemas['PlayerRow']): HTMLElement => {
     if (!player.is_active) return h('td', { text: 'Banned' });
-    if (!player.is_guest) return h('td', { text: 'Permanent' });
-    return h('td', {}, 'Temporary until ', localTime(player.guest_expires_at));
+    const muted = player.muted_until === null ? null : h('div', { class: 'muted-note', attrs: { title: player.mute_reason ?? '' } }, 'Muted until ', localTime(player.muted_until));
+    if (!player.is_guest) return h('td', {}, 'Permanent', muted);
+    return h('td', {}, 'Temporary until ', localTime(player.guest_expires_at), muted);
   };
 
   const userActions = (player: Schemas['PlayerRow']): HTMLElement[] => {
@@ -102,9 +120,29 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
       if (player.is_active) {
         actions.push(
           button('Ban', `Ban ${name}`, async () => {
-            if (await ask({ question: `Ban ${name}?`, detail: `${name} is logged out everywhere at once and cannot log in until unbanned.`, confirm: 'Ban' })) await manage({ action: 'ban', target_username: name });
+            const reason = reasonInput();
+            const sure = await ask({ question: `Ban ${name}?`, detail: `${name} is logged out everywhere at once and cannot log in until unbanned.`, confirm: 'Ban', fields: [{ element: reason, label: 'Reason' }] });
+            if (sure) await manage({ action: 'ban', target_username: name, reason: reason.value });
           }, true),
         );
+        if (player.muted_until === null) {
+          actions.push(
+            button('Mute', `Mute ${name}`, async () => {
+              const duration = h('select', {}, ...MUTE_DURATIONS.map(([text, minutes]) => h('option', { text, attrs: { value: String(minutes) } })));
+              const reason = reasonInput();
+              const sure = await ask({
+                question: `Mute ${name}?`,
+                detail: `${name} can still play but not say, yell, whisper, emote, tell or ooc until the mute ends; they are told until when, and why.`,
+                confirm: 'Mute',
+                fields: [
+                  { element: duration, label: 'For' },
+                  { element: reason, label: 'Reason', hint: 'Shown to them' },
+                ],
+              });
+              if (sure) await manage({ action: 'mute', target_username: name, minutes: Number(duration.value), reason: reason.value });
+            }),
+          );
+        } else actions.push(button('Unmute', `Unmute ${name}`, () => void manage({ action: 'unmute', target_username: name })));
       } else actions.push(button('Unban', `Unban ${name}`, () => void manage({ action: 'unban', target_username: name })));
     }
     if (player.is_guest && hasPermission(session.role, 'create_users')) {
@@ -127,7 +165,75 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
     return actions;
   };
 
+  /** The reports, open ones first: each with its chat, and Resolve (a note asked for) while open. */
+  const showReports = async () => {
+    if (!hasPermission(session.role, 'ban_users')) return;
+    const heading = (count: number | null) => h('h3', { text: count === null ? 'Reports' : `Open reports (${count})`, attrs: { id: 'admin-reports' } });
+    const listed = await call(api.GET('/admin/reports', { params: { query: { limit: 50 } } }));
+    if (!listed.ok) {
+      reports.replaceChildren(heading(null), h('p', { class: 'form-error', text: listed.detail }));
+      return;
+    }
+    const rows = listed.data.reports.map((r) => {
+      const chat = r.context.length === 0 ? null : h('details', {}, h('summary', { text: `Chat before (${r.context.length})` }), h('ol', { class: 'report-chat' }, ...r.context.map((m) => h('li', { text: chatText(chatLine(m, '')) }))));
+      const action =
+        r.status === 'open'
+          ? button('Resolve', `Resolve report ${r.id}`, async () => {
+              const note = h('input', { attrs: { type: 'text', maxlength: '1000', autocomplete: 'off' } });
+              if (await ask({ question: `Resolve report ${r.id}?`, detail: `${r.reporter_character} about ${r.reported_character}: ${r.text}`, confirm: 'Resolve', input: { element: note, label: 'What was done' } })) {
+                report(await call(api.POST('/admin/reports/{report_id}/resolve', { params: { path: { report_id: r.id } }, body: { note: note.value } })));
+              }
+            })
+          : h('span', { class: 'muted', text: `Resolved by ${r.resolved_by ?? '?'}: ${r.resolution_note ?? ''}` });
+      return h(
+        'tr',
+        { class: r.status === 'open' ? '' : 'resolved' },
+        h('td', {}, localTime(r.created_at)),
+        h('td', { text: `${r.reporter_character} (${r.reporter_username})` }),
+        h('td', { text: r.reported_username === null ? r.reported_character : `${r.reported_character} (${r.reported_username})` }),
+        h('td', { text: `${r.world_id}${r.room_id === null ? '' : ` · ${r.room_id}`}` }),
+        h('td', {}, h('div', { text: r.text }), chat),
+        h('td', {}, action),
+      );
+    });
+    reports.replaceChildren(heading(listed.data.reports.filter((r) => r.status === 'open').length), table(['When', 'From', 'About', 'Where', 'What', ''], rows, 'No reports.'));
+  };
+
+  /** The audit log, newest first, a page at a time (Older entries adds the next). */
+  const showAudit = async (before?: number) => {
+    if (!hasPermission(session.role, 'view_logs')) return;
+    const heading = h('h3', { text: 'Audit log', attrs: { id: 'admin-audit' } });
+    const page = await call(api.GET('/admin/audit', { params: { query: before === undefined ? { limit: 50 } : { limit: 50, before } } }));
+    if (!page.ok) {
+      audit.replaceChildren(heading, h('p', { class: 'form-error', text: page.detail }));
+      return;
+    }
+    const rows = page.data.entries.map((e) =>
+      h(
+        'tr',
+        {},
+        h('td', {}, localTime(e.created_at)),
+        h('td', { text: `${e.actor_username} (${e.actor_role})` }),
+        h('td', { text: e.action.replace('_', ' ') }),
+        h('td', { text: e.target_username ?? '—' }),
+        h('td', { text: e.reason ?? '—' }),
+        h('td', { text: e.detail ?? '' }),
+        h('td', { text: e.door }),
+      ),
+    );
+    const older = page.data.next_before === null ? null : button('Older entries', 'Older audit entries', () => void showAudit(page.data.next_before!));
+    const shown = before === undefined ? null : audit.querySelector('tbody');
+    if (shown) {
+      shown.append(...rows);
+      audit.querySelector('.older')?.replaceWith(older ? h('div', { class: 'older' }, older) : '');
+      return;
+    }
+    audit.replaceChildren(heading, table(['When', 'Staff', 'Action', 'Whom', 'Reason', 'Detail', 'Door'], rows, 'Nothing recorded yet.'), ...(older ? [h('div', { class: 'older' }, older)] : []));
+  };
+
   const refresh = async () => {
+    void showReports();
+    void showAudit();
     const [players, live] = await Promise.all([call(api.GET('/admin/database/players')), call(api.GET('/admin/database/sessions'))]);
     if (!players.ok) users.replaceChildren(h('h3', { text: 'Users', attrs: { id: 'admin-users' } }), h('p', { class: 'form-error', text: players.detail }));
     else {
@@ -152,8 +258,9 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
       const rows = live.data.sessions.map((row) => {
         const kick = button('Kick', `Kick session ${row.id} of ${row.username}`, async () => {
           const who = row.character_name ? `${row.character_name} (${row.username})` : row.username;
-          if (!(await ask({ question: `Kick ${who}?`, detail: `Session ${row.id} ends at once; ${row.username} can log in again.`, confirm: 'Kick' }))) return;
-          report(await call(api.POST('/admin/session/kick', { body: { target_session_id: String(row.id) } })));
+          const reason = reasonInput();
+          if (!(await ask({ question: `Kick ${who}?`, detail: `Session ${row.id} ends at once; ${row.username} can log in again.`, confirm: 'Kick', fields: [{ element: reason, label: 'Reason' }] }))) return;
+          report(await call(api.POST('/admin/session/kick', { body: { target_session_id: String(row.id), reason: reason.value } })));
         }, true);
         return h(
           'tr',
@@ -182,8 +289,10 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
     h('header', {}, h('h2', { text: 'Administration', attrs: { id: 'admin-title' } }), refreshButton, closeButton),
     status,
     h('section', { attrs: { 'aria-labelledby': 'admin-grant' } }, h('h3', { text: 'Grant world access', attrs: { id: 'admin-grant' } }), grantForm),
+    reports,
     users,
     sessions,
+    audit,
   );
   closeButton.addEventListener('click', () => dialog.close());
   refreshButton.addEventListener('click', () => void refresh());

@@ -69,22 +69,31 @@ export interface Question {
   confirm: string;
   /** A value to ask for too (a new password); the dialog cannot be confirmed while it is empty. */
   input?: { element: HTMLInputElement; label: string };
+  /** Further fields that may be left as they are (a duration, a reason). */
+  fields?: Array<{ element: HTMLInputElement | HTMLSelectElement; label: string; hint?: string }>;
 }
 
 /**
  * Asks before something that cannot be taken back (a ban, a kick): a small modal dialog of the
  * page's own (never the browser's confirm()); true when it is confirmed.
  */
-export function ask({ question, detail, confirm, input }: Question): Promise<boolean> {
+export function ask({ question, detail, confirm, input, fields = [] }: Question): Promise<boolean> {
   const yes = h('button', { class: 'primary', text: confirm, attrs: { type: 'submit', value: 'yes' } });
   const cancel = h('button', { class: 'ghost', text: 'Cancel', attrs: { type: 'button' } });
   if (input) input.element.required = true;
-  const body = h('form', { attrs: { method: 'dialog' } }, h('p', { text: detail }), input ? field(input.label, input.element) : null, h('div', { class: 'ask-buttons' }, cancel, yes));
+  const body = h(
+    'form',
+    { attrs: { method: 'dialog' } },
+    h('p', { text: detail }),
+    input ? field(input.label, input.element) : null,
+    ...fields.map((f) => field(f.label, f.element, f.hint)),
+    h('div', { class: 'ask-buttons' }, cancel, yes),
+  );
   const dialog = h('dialog', { class: 'ask', attrs: { 'aria-label': question } }, h('h2', { text: question }), body);
   cancel.addEventListener('click', () => dialog.close());
   document.body.append(dialog);
   dialog.showModal();
-  (input?.element ?? yes).focus();
+  (input?.element ?? fields[0]?.element ?? yes).focus();
   return new Promise((resolve) => {
     dialog.addEventListener('close', () => {
       dialog.remove();

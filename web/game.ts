@@ -8,7 +8,7 @@ import { attention } from './attention.ts';
 import { h } from './dom.ts';
 import { connectLive, type LiveState } from './live.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
-import { chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, utcDate } from './text.ts';
+import { announcementLine, chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, utcDate } from './text.ts';
 
 type Room = Schemas['Room'];
 type CommandInfo = Schemas['CommandInfo'];
@@ -362,6 +362,11 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       renderSide();
     },
     room: (event) => setRoom(event.room),
+    announcement: (event) => {
+      addLine(h('li', { class: 'line announcement' }, clock(event.sent_at), h('span', { class: 'text', text: announcementLine(event) })));
+      // The staff address everyone: it counts and sounds like a message to the character.
+      notices.notice(true);
+    },
     ended: (reason) => nav.ended(END_TEXT[reason]),
     state: (next) => {
       if (next === 'away' && (state === 'live' || state === 'polling')) write('system', 'Disconnected. Reconnecting…');

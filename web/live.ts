@@ -14,6 +14,7 @@ interface StreamEvents {
   item: Schemas['ItemEvent'];
   presence: Schemas['PresenceEvent'];
   room: Schemas['RoomEvent'];
+  announcement: Schemas['AnnouncementEvent'];
   end: Schemas['EndEvent'];
 }
 
@@ -27,6 +28,8 @@ export interface LiveHandlers {
   item(event: StreamEvents['item']): void;
   presence(event: StreamEvents['presence']): void;
   room(event: StreamEvents['room']): void;
+  /** A staff announcement (live only: a page that polls does not get it). */
+  announcement(event: StreamEvents['announcement']): void;
   /** The server ended the session's stream for good (kick, ban, logout elsewhere, …). */
   ended(reason: Schemas['EndEvent']['reason']): void;
   state(state: LiveState): void;
@@ -129,6 +132,7 @@ export function connectLive(sessionId: string, handlers: LiveHandlers): Live {
     on(stream, 'item', handlers.item);
     on(stream, 'presence', handlers.presence);
     on(stream, 'room', handlers.room);
+    on(stream, 'announcement', handlers.announcement);
     on(stream, 'end', ({ reason }) => {
       if (TRANSIENT_ENDS.has(reason)) {
         setAway();

@@ -7,7 +7,7 @@
 import type { components } from '../generated/openapi.d.ts';
 
 // How chat and movement read is the game's, shared with the telnet door.
-export { chatLine, decodeEntities, END_TEXT, itemLine, movementLine, type ChatLine } from '../src/shared/event-text.ts';
+export { announcementLine, chatLine, chatText, decodeEntities, END_TEXT, itemLine, movementLine, type ChatLine } from '../src/shared/event-text.ts';
 
 const LIST_ITEM = /^ {2}- (.*)$/;
 

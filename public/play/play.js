@@ -561,16 +561,23 @@ function form(children, submitLabel, onSubmit) {
   });
   return element;
 }
-function ask({ question, detail, confirm, input: input2 }) {
+function ask({ question, detail, confirm, input: input2, fields = [] }) {
   const yes = h("button", { class: "primary", text: confirm, attrs: { type: "submit", value: "yes" } });
   const cancel = h("button", { class: "ghost", text: "Cancel", attrs: { type: "button" } });
   if (input2) input2.element.required = true;
-  const body = h("form", { attrs: { method: "dialog" } }, h("p", { text: detail }), input2 ? field(input2.label, input2.element) : null, h("div", { class: "ask-buttons" }, cancel, yes));
+  const body = h(
+    "form",
+    { attrs: { method: "dialog" } },
+    h("p", { text: detail }),
+    input2 ? field(input2.label, input2.element) : null,
+    ...fields.map((f) => field(f.label, f.element, f.hint)),
+    h("div", { class: "ask-buttons" }, cancel, yes)
+  );
   const dialog = h("dialog", { class: "ask", attrs: { "aria-label": question } }, h("h2", { text: question }), body);
   cancel.addEventListener("click", () => dialog.close());
   document.body.append(dialog);
   dialog.showModal();
-  (input2?.element ?? yes).focus();
+  (input2?.element ?? fields[0]?.element ?? yes).focus();
   return new Promise((resolve) => {
     dialog.addEventListener("close", () => {
       dialog.remove();
@@ -834,6 +841,7 @@ function connectLive(sessionId, handlers) {
     on(stream, "item", handlers.item);
     on(stream, "presence", handlers.presence);
     on(stream, "room", handlers.room);
+    on(stream, "announcement", handlers.announcement);
     on(stream, "end", ({ reason }) => {
       if (TRANSIENT_ENDS.has(reason)) {
         setAway();
@@ -903,10 +911,13 @@ function connectLive(sessionId, handlers) {
   };
 }
 
-// src/services/game/event-text.ts
+// src/shared/event-text.ts
 var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
 function decodeEntities(text) {
   return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
+}
+function chatText(line) {
+  return line.action ? line.text : `${line.speaker}: ${line.text}`;
 }
 function chatLine(message, me) {
   const mine = message.sender === me;
@@ -955,6 +966,9 @@ function itemLine(event) {
     case "vanish":
       return `The ${event.item} vanishes.`;
   }
+}
+function announcementLine(event) {
+  return `[Staff announcement] ${event.from}: ${decodeEntities(event.text)}`;
 }
 var END_TEXT = {
   kick: "An administrator ended your session.",
@@ -1038,7 +1052,7 @@ var ROLES = ["player", "worldbuilder", "admin", "superuser"];
 var GRANTS = {
   player: ["play_game", "chat"],
   worldbuilder: ["play_game", "chat", "edit_world", "create_rooms", "create_items"],
-  admin: ["play_game", "chat", "edit_world", "create_users", "kick_users", "ban_users", "view_logs", "stop_server"]
+  admin: ["play_game", "chat", "edit_world", "create_users", "kick_users", "ban_users", "view_logs", "stop_server", "announce"]
 };
 function rank(role) {
   return ROLES.indexOf(role);
@@ -1067,6 +1081,15 @@ function table(headings, rows, empty) {
   if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
   return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
 }
+var MUTE_DURATIONS = [
+  ["15 minutes", 15],
+  ["1 hour", 60],
+  ["1 day", 1440],
+  ["1 week", 10080]
+];
+function reasonInput() {
+  return h("input", { attrs: { type: "text", maxlength: "200", autocomplete: "off", placeholder: "Optional, kept in the audit log" } });
+}
 function connection(row) {
   if (row.open_streams > 0) return `Yes (${row.open_streams} stream${row.open_streams === 1 ? "" : "s"})`;
   if (row.connected) return "Yes (requests)";
@@ -1076,6 +1099,8 @@ function openAdmin(session2, opener) {
   const status = h("p", { class: "admin-status", attrs: { role: "status" } });
   const users = h("section", { attrs: { "aria-labelledby": "admin-users" } });
   const sessions = h("section", { attrs: { "aria-labelledby": "admin-sessions" } });
+  const reports = h("section", { attrs: { "aria-labelledby": "admin-reports" } });
+  const audit = h("section", { attrs: { "aria-labelledby": "admin-audit" } });
   const closeButton = h("button", { class: "ghost", text: "Close", attrs: { type: "button" } });
   const refreshButton = h("button", { class: "ghost", text: "Refresh", attrs: { type: "button" } });
   const report = (outcome) => {
@@ -1116,8 +1141,9 @@ function openAdmin(session2, opener) {
   };
   const accountText = (player) => {
     if (!player.is_active) return h("td", { text: "Banned" });
-    if (!player.is_guest) return h("td", { text: "Permanent" });
-    return h("td", {}, "Temporary until ", localTime(player.guest_expires_at));
+    const muted = player.muted_until === null ? null : h("div", { class: "muted-note", attrs: { title: player.mute_reason ?? "" } }, "Muted until ", localTime(player.muted_until));
+    if (!player.is_guest) return h("td", {}, "Permanent", muted);
+    return h("td", {}, "Temporary until ", localTime(player.guest_expires_at), muted);
   };
   const userActions = (player) => {
     if (player.username === session2.username || !outranks(session2.role, player.role)) return [];
@@ -1127,9 +1153,29 @@ function openAdmin(session2, opener) {
       if (player.is_active) {
         actions.push(
           button("Ban", `Ban ${name}`, async () => {
-            if (await ask({ question: `Ban ${name}?`, detail: `${name} is logged out everywhere at once and cannot log in until unbanned.`, confirm: "Ban" })) await manage({ action: "ban", target_username: name });
+            const reason = reasonInput();
+            const sure = await ask({ question: `Ban ${name}?`, detail: `${name} is logged out everywhere at once and cannot log in until unbanned.`, confirm: "Ban", fields: [{ element: reason, label: "Reason" }] });
+            if (sure) await manage({ action: "ban", target_username: name, reason: reason.value });
           }, true)
         );
+        if (player.muted_until === null) {
+          actions.push(
+            button("Mute", `Mute ${name}`, async () => {
+              const duration = h("select", {}, ...MUTE_DURATIONS.map(([text, minutes]) => h("option", { text, attrs: { value: String(minutes) } })));
+              const reason = reasonInput();
+              const sure = await ask({
+                question: `Mute ${name}?`,
+                detail: `${name} can still play but not say, yell, whisper, emote, tell or ooc until the mute ends; they are told until when, and why.`,
+                confirm: "Mute",
+                fields: [
+                  { element: duration, label: "For" },
+                  { element: reason, label: "Reason", hint: "Shown to them" }
+                ]
+              });
+              if (sure) await manage({ action: "mute", target_username: name, minutes: Number(duration.value), reason: reason.value });
+            })
+          );
+        } else actions.push(button("Unmute", `Unmute ${name}`, () => void manage({ action: "unmute", target_username: name })));
       } else actions.push(button("Unban", `Unban ${name}`, () => void manage({ action: "unban", target_username: name })));
     }
     if (player.is_guest && hasPermission(session2.role, "create_users")) {
@@ -1151,7 +1197,68 @@ function openAdmin(session2, opener) {
     }
     return actions;
   };
+  const showReports = async () => {
+    if (!hasPermission(session2.role, "ban_users")) return;
+    const heading = (count) => h("h3", { text: count === null ? "Reports" : `Open reports (${count})`, attrs: { id: "admin-reports" } });
+    const listed = await call(api.GET("/admin/reports", { params: { query: { limit: 50 } } }));
+    if (!listed.ok) {
+      reports.replaceChildren(heading(null), h("p", { class: "form-error", text: listed.detail }));
+      return;
+    }
+    const rows = listed.data.reports.map((r) => {
+      const chat = r.context.length === 0 ? null : h("details", {}, h("summary", { text: `Chat before (${r.context.length})` }), h("ol", { class: "report-chat" }, ...r.context.map((m) => h("li", { text: chatText(chatLine(m, "")) }))));
+      const action = r.status === "open" ? button("Resolve", `Resolve report ${r.id}`, async () => {
+        const note = h("input", { attrs: { type: "text", maxlength: "1000", autocomplete: "off" } });
+        if (await ask({ question: `Resolve report ${r.id}?`, detail: `${r.reporter_character} about ${r.reported_character}: ${r.text}`, confirm: "Resolve", input: { element: note, label: "What was done" } })) {
+          report(await call(api.POST("/admin/reports/{report_id}/resolve", { params: { path: { report_id: r.id } }, body: { note: note.value } })));
+        }
+      }) : h("span", { class: "muted", text: `Resolved by ${r.resolved_by ?? "?"}: ${r.resolution_note ?? ""}` });
+      return h(
+        "tr",
+        { class: r.status === "open" ? "" : "resolved" },
+        h("td", {}, localTime(r.created_at)),
+        h("td", { text: `${r.reporter_character} (${r.reporter_username})` }),
+        h("td", { text: r.reported_username === null ? r.reported_character : `${r.reported_character} (${r.reported_username})` }),
+        h("td", { text: `${r.world_id}${r.room_id === null ? "" : ` · ${r.room_id}`}` }),
+        h("td", {}, h("div", { text: r.text }), chat),
+        h("td", {}, action)
+      );
+    });
+    reports.replaceChildren(heading(listed.data.reports.filter((r) => r.status === "open").length), table(["When", "From", "About", "Where", "What", ""], rows, "No reports."));
+  };
+  const showAudit = async (before) => {
+    if (!hasPermission(session2.role, "view_logs")) return;
+    const heading = h("h3", { text: "Audit log", attrs: { id: "admin-audit" } });
+    const page = await call(api.GET("/admin/audit", { params: { query: before === void 0 ? { limit: 50 } : { limit: 50, before } } }));
+    if (!page.ok) {
+      audit.replaceChildren(heading, h("p", { class: "form-error", text: page.detail }));
+      return;
+    }
+    const rows = page.data.entries.map(
+      (e) => h(
+        "tr",
+        {},
+        h("td", {}, localTime(e.created_at)),
+        h("td", { text: `${e.actor_username} (${e.actor_role})` }),
+        h("td", { text: e.action.replace("_", " ") }),
+        h("td", { text: e.target_username ?? "—" }),
+        h("td", { text: e.reason ?? "—" }),
+        h("td", { text: e.detail ?? "" }),
+        h("td", { text: e.door })
+      )
+    );
+    const older = page.data.next_before === null ? null : button("Older entries", "Older audit entries", () => void showAudit(page.data.next_before));
+    const shown = before === void 0 ? null : audit.querySelector("tbody");
+    if (shown) {
+      shown.append(...rows);
+      audit.querySelector(".older")?.replaceWith(older ? h("div", { class: "older" }, older) : "");
+      return;
+    }
+    audit.replaceChildren(heading, table(["When", "Staff", "Action", "Whom", "Reason", "Detail", "Door"], rows, "Nothing recorded yet."), ...older ? [h("div", { class: "older" }, older)] : []);
+  };
   const refresh = async () => {
+    void showReports();
+    void showAudit();
     const [players, live] = await Promise.all([call(api.GET("/admin/database/players")), call(api.GET("/admin/database/sessions"))]);
     if (!players.ok) users.replaceChildren(h("h3", { text: "Users", attrs: { id: "admin-users" } }), h("p", { class: "form-error", text: players.detail }));
     else {
@@ -1176,8 +1283,9 @@ function openAdmin(session2, opener) {
       const rows = live.data.sessions.map((row) => {
         const kick = button("Kick", `Kick session ${row.id} of ${row.username}`, async () => {
           const who = row.character_name ? `${row.character_name} (${row.username})` : row.username;
-          if (!await ask({ question: `Kick ${who}?`, detail: `Session ${row.id} ends at once; ${row.username} can log in again.`, confirm: "Kick" })) return;
-          report(await call(api.POST("/admin/session/kick", { body: { target_session_id: String(row.id) } })));
+          const reason = reasonInput();
+          if (!await ask({ question: `Kick ${who}?`, detail: `Session ${row.id} ends at once; ${row.username} can log in again.`, confirm: "Kick", fields: [{ element: reason, label: "Reason" }] })) return;
+          report(await call(api.POST("/admin/session/kick", { body: { target_session_id: String(row.id), reason: reason.value } })));
         }, true);
         return h(
           "tr",
@@ -1204,8 +1312,10 @@ function openAdmin(session2, opener) {
     h("header", {}, h("h2", { text: "Administration", attrs: { id: "admin-title" } }), refreshButton, closeButton),
     status,
     h("section", { attrs: { "aria-labelledby": "admin-grant" } }, h("h3", { text: "Grant world access", attrs: { id: "admin-grant" } }), grantForm),
+    reports,
     users,
-    sessions
+    sessions,
+    audit
   );
   closeButton.addEventListener("click", () => dialog.close());
   refreshButton.addEventListener("click", () => void refresh());
@@ -1668,6 +1778,10 @@ function gameScreen(nav2, session2) {
       renderSide();
     },
     room: (event) => setRoom(event.room),
+    announcement: (event) => {
+      addLine(h("li", { class: "line announcement" }, clock(event.sent_at), h("span", { class: "text", text: announcementLine(event) })));
+      notices.notice(true);
+    },
     ended: (reason) => nav2.ended(END_TEXT[reason]),
     state: (next) => {
       if (next === "away" && (state === "live" || state === "polling")) write("system", "Disconnected. Reconnecting…");
