@@ -1,7 +1,7 @@
 /**
  * One telnet connection: its terminal (src/telnet/terminal.ts: the protocol, lines in, text
  * out) and the player's way through the game's own services, the same ones HTTP calls, one
- * screen at a time (src/telnet/screens/): the connection screen (connect, create, guest, or a
+ * screen at a time (src/telnet/*-screen.ts): the connection screen (connect, create, guest, or a
  * username and a hidden password), the account's characters (play, new), and play. Lines are
  * read one at a time by one loop, so a question ("Password:") takes the next line whatever was
  * typed ahead. The connection holds its session like any client holds its token, and logs it
@@ -18,10 +18,10 @@ import type { Limit } from '../services/limits/limits.ts';
 import { DomainError, Unauthenticated } from '../shared/errors.ts';
 import { END_TEXT } from '../shared/event-text.ts';
 import { parseCommand } from '../shared/plain-text.ts';
-import { characters } from './screens/characters.ts';
-import { login, showWelcome } from './screens/login.ts';
-import { play, sendCharacter, type Playing } from './screens/play.ts';
-import type { Screen } from './screens/screen.ts';
+import { characters } from './characters-screen.ts';
+import { login, showWelcome } from './login-screen.ts';
+import { play, sendCharacter, type Playing } from './play-screen.ts';
+import type { Screen } from './screen.ts';
 import { ConnectionClosed, TelnetTerminal } from './terminal.ts';
 
 /** What the telnet door uses of the game's services: the same ones as the HTTP routes. */

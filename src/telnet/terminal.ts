@@ -3,7 +3,7 @@
  * underneath (negotiation, NAWS, TTYPE/MTTS, CHARSET, GMCP, ECHO for hidden input), lines read
  * one at a time (a question takes the next line, whatever was typed ahead), and text written as
  * the client's terminal shows it (src/telnet/render.ts). What the lines mean is the screens'
- * business (src/telnet/connection.ts and src/telnet/screens/).
+ * business (src/telnet/connection.ts and the screens, src/telnet/*-screen.ts).
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../logging/logger.ts';

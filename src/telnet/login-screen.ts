@@ -4,11 +4,11 @@
  * account, and `guest`, which plays at once. Each goes through the services and limits the HTTP
  * routes use (POST /login, /register, /register-guest).
  */
-import { usernameKey } from '../../shared/names.ts';
-import type { TelnetConnection } from '../connection.ts';
+import { usernameKey } from '../shared/names.ts';
+import type { TelnetConnection } from './connection.ts';
 import { colour, firstWord, quit, type Screen } from './screen.ts';
-import { showCharacters } from './characters.ts';
-import { enter } from './play.ts';
+import { showCharacters } from './characters-screen.ts';
+import { enter } from './play-screen.ts';
 
 const HELP = [
   '  connect <username> <password>   log in',

@@ -3,10 +3,10 @@
  * worlds that take a new one; `play <number or name>`, `new <world>` (POST /characters/create's
  * rules), `list`.
  */
-import type { WorldEntry } from '../../services/worlds/world-access.ts';
-import type { TelnetConnection } from '../connection.ts';
+import type { WorldEntry } from '../services/worlds/world-access.ts';
+import type { TelnetConnection } from './connection.ts';
 import { colour, quit, type Screen } from './screen.ts';
-import { enter } from './play.ts';
+import { enter } from './play-screen.ts';
 
 /** The account's characters in every world it may enter (what `play <number>` counts in), and the worlds. */
 async function loadCharacters(c: TelnetConnection): Promise<WorldEntry[]> {

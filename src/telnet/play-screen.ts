@@ -5,14 +5,14 @@
  * lines (chat styled by channel, arrivals, items, presence, announcements), its room as the room
  * is shown, and GMCP carries the character, its room for mappers, and chat for chat windows.
  */
-import type { components } from '../../../generated/openapi.d.ts';
-import type { Actor } from '../../services/game/command-table.ts';
-import type { EventListener, StreamEventName } from '../../services/game/event-streams.ts';
-import { sessionActor } from '../../services/game/game-service.ts';
-import { announcementLine, chatLine, chatText, itemLine, movementLine } from '../../shared/event-text.ts';
-import type { TelnetConnection } from '../connection.ts';
-import * as gmcp from '../gmcp.ts';
-import type { Style } from '../render.ts';
+import type { components } from '../../generated/openapi.d.ts';
+import type { Actor } from '../services/game/command-table.ts';
+import type { EventListener, StreamEventName } from '../services/game/event-streams.ts';
+import { sessionActor } from '../services/game/game-service.ts';
+import { announcementLine, chatLine, chatText, itemLine, movementLine } from '../shared/event-text.ts';
+import type { TelnetConnection } from './connection.ts';
+import * as gmcp from './gmcp.ts';
+import type { Style } from './render.ts';
 import { colour, quit, type Screen } from './screen.ts';
 
 type Schemas = components['schemas'];

@@ -3,7 +3,7 @@
  * any other line, and the prompt it shows (none while playing: the game's answers and events
  * are the screen). The door's commands every screen has: `colour` and `quit`.
  */
-import type { TelnetConnection } from '../connection.ts';
+import type { TelnetConnection } from './connection.ts';
 
 /** A command of one screen: it gets the connection and the rest of the line. */
 export type Handler = (connection: TelnetConnection, rest: string) => Promise<void>;
