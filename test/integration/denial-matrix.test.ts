@@ -37,6 +37,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   adminCharacterAxisState: 'admin',
   adminCharacterAxisEvents: 'admin',
   adminReadLedger: 'admin',
+  adminListAudit: 'admin',
   // Admin actions.
   adminKickSession: 'admin', // KICK_USERS
   adminCreateUser: 'admin', // CREATE_USERS
@@ -44,6 +45,10 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   adminManageUser: 'admin', // the example bans: BAN_USERS (change_role, delete, change_password: MANAGE_USERS)
   adminSetWorldAccess: 'admin', // admin or superuser role
   adminStopServer: 'admin', // STOP_SERVER
+  // Moderation: BAN_USERS for reports, ANNOUNCE for the wall (admin and up).
+  adminListReports: 'admin',
+  adminResolveReport: 'admin',
+  adminWall: 'admin',
   // Language-model runtime commands: VIEW_LOGS.
   adminLlmCommand: 'admin',
   adminLlmClearContext: 'admin',
