@@ -81,6 +81,11 @@ export function effectiveSecurity(op: ContractOperation): SecurityRequirement[] 
   return op.security ?? contractDocument().security ?? [];
 }
 
+/** The success statuses the operation documents (its 2xx responses). */
+export function successStatuses(op: ContractOperation): number[] {
+  return Object.keys(op.responses).filter((code) => /^2\d\d$/.test(code)).map(Number);
+}
+
 /** Whether the operation takes the session in its path (`/status/{session_id}`). */
 export function takesSessionInPath(op: ContractOperation): boolean {
   return (op.parameters ?? []).map(resolveParameter).some((p) => p.in === 'path' && p.name === 'session_id');
@@ -113,3 +118,83 @@ export function exampleRequest(entry: ContractEntry, session: string | undefined
   const headers: Record<string, string> = session ? { Authorization: `Bearer ${session}` } : {};
   return { method, url, body, headers };
 }
+
+/** Whose session sends an operation; everything else is sent by the superuser. */
+export type Actor = 'public' | 'superuser' | 'registered';
+
+/**
+ * The order a client would follow, so that each example finds what earlier ones created (the
+ * contract examples test sends them so on a fresh install, the denial matrix per role).
+ */
+export const EXAMPLE_FLOW: ReadonlyArray<[string, Actor?]> = [
+  ['getServiceInfo', 'public'],
+  ['getHealth', 'public'],
+  ['register', 'public'],
+  ['login', 'public'],
+  // The superuser's first character is character 1, which the examples select and inspect.
+  ['createCharacter'],
+  ['listCharacters'],
+  ['listWorlds'],
+  ['selectCharacter'],
+  ['runCommand'],
+  ['listCommands'],
+  ['getStatus'],
+  ['getRoomChat'],
+  ['pingSession'],
+  // Back to the character list, then the character again for the operations after.
+  ['deselectCharacter'],
+  ['selectCharacter'],
+  ['registerGuest', 'public'],
+  ['loginDirect', 'public'],
+  ['changePassword', 'registered'],
+  ['logout', 'registered'],
+  ['adminListPlayers'],
+  ['adminListConnections'],
+  ['adminListPlayerLocations'],
+  ['adminListTables'],
+  ['adminReadTable'],
+  ['adminListSessions'],
+  ['adminListChatMessages'],
+  ['adminKickSession'],
+  ['adminCreateUser'],
+  ['adminSetWorldAccess'],
+  ['adminCreateCharacter'],
+  ['adminCharacterAxisState'],
+  ['adminCharacterAxisEvents'],
+  ['adminManageUser'],
+  ['labListWorlds'],
+  ['labWorldConfig'],
+  ['labImagePolicyBundle'],
+  ['labCompileImagePrompt'],
+  ['labTranslate'],
+  ['adminLlmCommand'],
+  ['adminLlmClearContext'],
+  ['getPolicyCapabilities'],
+  ['listPolicies'],
+  ['getPolicy'],
+  ['validatePolicy'],
+  ['upsertPolicyVariant'],
+  ['activatePolicy'],
+  ['listPolicyActivations'],
+  ['publishPolicies'],
+  ['getPublishRun'],
+  ['importPolicyArtifact'],
+  ['getPolicyHashSnapshot'],
+  ['generateConditionAxes'],
+  ['adminReadLedger'],
+  // Building: a cellar under the taproom, an exit down to it, items, then undone again.
+  ['listWorldRooms'],
+  ['createWorldRoom'],
+  ['getWorldRoom'],
+  ['updateWorldRoom'],
+  ['addWorldExit'],
+  ['createWorldItem'],
+  ['getWorldItem'],
+  ['updateWorldItem'],
+  ['deleteWorldItem'],
+  ['removeWorldExit'],
+  ['deleteWorldRoom'],
+  ['revertWorldRoom'],
+  ['listWorldChanges'],
+  ['adminStopServer'],
+];

@@ -24,6 +24,12 @@ export interface SseStream {
    * opened may still be heard after it (live events are at most once, not ordered with it).
    */
   quiet(ms: number, names?: readonly string[]): Promise<boolean>;
+  /**
+   * The events that came before the first `name` event `marks` accepts (which is consumed too).
+   * For checks that something is not heard: send a marker after it and read up to the marker,
+   * so that a late event is caught where a fixed wait would miss it.
+   */
+  until(name: string, marks: (event: SseEvent) => boolean, timeoutMs?: number): Promise<SseEvent[]>;
   heartbeats: number;
   /** True once the server closed the stream. */
   readonly done: boolean;
@@ -71,6 +77,15 @@ export async function openStream(url: string, headers: Record<string, string> = 
     async quiet(ms, names) {
       await new Promise((resolve) => setTimeout(resolve, ms));
       return !queue.some((event) => names === undefined || names.includes(event.event));
+    },
+    async until(name, marks, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      const before: SseEvent[] = [];
+      for (;;) {
+        const event = await stream.next(Math.max(1, deadline - Date.now()));
+        if (event.event === name && marks(event)) return before;
+        before.push(event);
+      }
     },
     close: () => controller.abort(),
   };

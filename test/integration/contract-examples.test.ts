@@ -9,102 +9,12 @@ import { expect } from 'chai';
 import { startTestServer, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { createUser, login, GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { closedPortUrl } from '../helpers/fake-upstream.ts';
-import { contractDocument, contractOperations, exampleRequest } from '../helpers/contract.ts';
-import { fileReport } from '../helpers/moderation.ts';
-
-/** Whose session sends an operation; everything else is sent by the superuser. */
-type Actor = 'public' | 'superuser' | 'registered';
-
-/** The order a client would follow, so that each example finds what earlier ones created. */
-const FLOW: ReadonlyArray<[string, Actor?]> = [
-  ['getServiceInfo', 'public'],
-  ['getHealth', 'public'],
-  ['register', 'public'],
-  ['login', 'public'],
-  // The superuser's first character is character 1, which the examples select and inspect.
-  ['createCharacter'],
-  ['listCharacters'],
-  ['listWorlds'],
-  ['selectCharacter'],
-  ['runCommand'],
-  ['listCommands'],
-  ['getStatus'],
-  ['getRoomChat'],
-  ['pingSession'],
-  // Back to the character list, then the character again for the operations after.
-  ['deselectCharacter'],
-  ['selectCharacter'],
-  ['registerGuest', 'public'],
-  ['loginDirect', 'public'],
-  ['changePassword', 'registered'],
-  ['logout', 'registered'],
-  ['adminListPlayers'],
-  ['adminListConnections'],
-  ['adminListPlayerLocations'],
-  ['adminListTables'],
-  ['adminReadTable'],
-  ['adminListSessions'],
-  ['adminListChatMessages'],
-  ['adminKickSession'],
-  ['adminCreateUser'],
-  ['adminSetWorldAccess'],
-  ['adminCreateCharacter'],
-  ['adminCharacterAxisState'],
-  ['adminCharacterAxisEvents'],
-  ['adminManageUser'],
-  ['adminWall'],
-  ['adminListReports'],
-  ['adminResolveReport'],
-  ['adminListAudit'],
-  ['labListWorlds'],
-  ['labWorldConfig'],
-  ['labImagePolicyBundle'],
-  ['labCompileImagePrompt'],
-  ['labTranslate'],
-  ['adminLlmCommand'],
-  ['adminLlmClearContext'],
-  ['getPolicyCapabilities'],
-  ['listPolicies'],
-  ['getPolicy'],
-  ['validatePolicy'],
-  ['upsertPolicyVariant'],
-  ['activatePolicy'],
-  ['listPolicyActivations'],
-  ['publishPolicies'],
-  ['getPublishRun'],
-  ['importPolicyArtifact'],
-  ['getPolicyHashSnapshot'],
-  ['generateConditionAxes'],
-  ['adminReadLedger'],
-  // Building: a cellar under the taproom, an exit down to it, items, then undone again.
-  ['listWorldRooms'],
-  ['createWorldRoom'],
-  ['getWorldRoom'],
-  ['updateWorldRoom'],
-  ['addWorldExit'],
-  ['createWorldItem'],
-  ['getWorldItem'],
-  ['updateWorldItem'],
-  ['deleteWorldItem'],
-  ['removeWorldExit'],
-  ['deleteWorldRoom'],
-  ['revertWorldRoom'],
-  ['listWorldChanges'],
-  ['adminStopServer'],
-];
+import { contractDocument, contractOperations, EXAMPLE_FLOW, exampleRequest, type Actor } from '../helpers/contract.ts';
 
 /** Operations the flow leaves out, and why. */
 const NOT_ON_A_FRESH_INSTALL: Readonly<Record<string, string>> = {
   getMetrics: '/metrics is off until [metrics] mode is set (404 by default)',
   streamEvents: 'an event stream never ends by itself (test/integration/events.test.ts covers it)',
-};
-
-/**
- * What an example needs that no operation of the flow makes, done first the way a client does
- * it: report 1, which only the game files (a player's `report` through POST /command).
- */
-const PREPARE: Readonly<Record<string, (server: TestServer, session: string) => Promise<void>>> = {
-  adminResolveReport: fileReport,
 };
 
 describe('contract examples on a fresh install', function () {
@@ -121,7 +31,7 @@ describe('contract examples on a fresh install', function () {
   });
 
   it('lists every operation of the contract in the flow, or says why not', () => {
-    const listed = new Set([...FLOW.map(([id]) => id), ...Object.keys(NOT_ON_A_FRESH_INSTALL)]);
+    const listed = new Set([...EXAMPLE_FLOW.map(([id]) => id), ...Object.keys(NOT_ON_A_FRESH_INSTALL)]);
     expect([...contractOperations().keys()].filter((id) => !listed.has(id))).to.deep.equal([]);
   });
 
@@ -139,9 +49,8 @@ describe('contract examples on a fresh install', function () {
 
   it('answers every example with success, in flow order', async () => {
     const ops = contractOperations();
-    for (const [operationId, actor = 'superuser'] of FLOW) {
+    for (const [operationId, actor = 'superuser'] of EXAMPLE_FLOW) {
       const session = actor === 'public' ? undefined : sessions[actor];
-      await PREPARE[operationId]?.(server, session!);
       const { method, url, body, headers } = exampleRequest(ops.get(operationId)!, session);
       const res: HttpResponse = await server.request(method, url, body, headers);
       expect(res.status, `${operationId} ${method} ${url}: ${res.text}`).to.be.within(200, 299);

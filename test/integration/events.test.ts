@@ -6,6 +6,7 @@
 import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { cmd, loginAs, newPlayer, okCmd, resetGame, selectCharacter, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, sessionFor } from '../helpers/accounts.ts';
@@ -125,7 +126,8 @@ describe(`live events (${DB_NAME})`, function () {
   });
 
   it('presence changes are told once: a second session or a re-select tells nothing; kick, ban and expiry tell leave and offline', async () => {
-    const watcher = await listen(await newPlayer(server, 'Wes'));
+    const wes = await newPlayer(server, 'Wes');
+    const watcher = await listen(wes);
     const admin = await sessionFor(server, `ev_admin${Date.now() % 100000}`, 'superuser');
     const expectLeft = async (p: Player) => {
       expect((await watcher.nextOf('leave')).data).to.deep.equal({ character: p.name, room_id: 'lockkeepers_square', direction: null, cause: 'logout' });
@@ -137,7 +139,10 @@ describe(`live events (${DB_NAME})`, function () {
     await selectCharacter(server, second, a.characterId);
     await selectCharacter(server, a.sessionId, a.characterId);
     await server.post('/logout', { session_id: second });
-    expect(await watcher.quiet(300, ['leave', 'presence']), 'Anna never went offline').to.equal(true);
+    // Wes's own say comes after anything those told.
+    await okCmd(wes, 'say still here?');
+    const told = await watcher.until('chat', (e) => e.data.text === 'still here?');
+    expect(told.filter((e) => e.event === 'leave' || e.event === 'presence').map((e) => e.data), 'Anna never went offline').to.deep.equal([]);
     const row = await server.db('sessions').where({ character_id: a.characterId }).first('id');
     expect((await server.post('/admin/session/kick', { session_id: admin, target_session_id: String(row!.id) })).body.success).to.equal(true);
     await expectLeft(a);
@@ -264,7 +269,7 @@ describe(`live events across two instances (${DB_NAME})`, function () {
   let two: TestServer;
   before(async function () {
     // One SQLite instance per database file: its bus is in-process (docs/decisions.md).
-    if (!usePostgres) this.skip();
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     one = await startTestServer();
     two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
   });

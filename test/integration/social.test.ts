@@ -67,8 +67,10 @@ describe(`social verbs (${DB_NAME})`, function () {
       ]);
       // The text form reads as the action, without "name:".
       expect(chat.chat).to.equal(`[Recent messages]:\n${a.name} waves.\n${a.name} bows deeply!\n${a.name}&#x27;s eyes gleam.\n${a.name} grins &lt;b&gt;.\n`);
-      expect(await away.quiet(300, ['chat'])).to.equal(true);
-      expect((await chatOf(far)).messages).to.deep.equal([]);
+      // Far's own say comes after anything the emotes sent there.
+      await okCmd(far, 'say over here');
+      expect((await away.until('chat', (e) => e.data.text === 'over here')).filter((e) => e.event === 'chat')).to.deep.equal([]);
+      expect((await chatOf(far)).messages.map((m) => m.text)).to.deep.equal(['over here']);
     });
 
     it('without an action: "Emote what?"', async () => {
@@ -89,8 +91,10 @@ describe(`social verbs (${DB_NAME})`, function () {
       expect(await okCmd(a, `tell ${b.name} meet me at the <bridge>`)).to.equal(`You tell ${b.name}: meet me at the &lt;bridge&gt;`);
       const event = (await bStream.nextOf('chat')).data;
       expect(event).to.include({ sender: a.name, channel: 'tell', recipient: b.name, text: `[TELL: ${a.name} \u2192 ${b.name}] meet me at the &lt;bridge&gt;` });
-      expect(await cStream.quiet(300, ['chat'])).to.equal(true);
-      expect((await chatOf(c)).messages).to.deep.equal([]);
+      // Third's own say comes after anything the tell sent there.
+      await okCmd(c, 'say who goes there');
+      expect((await cStream.until('chat', (e) => e.data.text === 'who goes there')).filter((e) => e.event === 'chat')).to.deep.equal([]);
+      expect((await chatOf(c)).messages.map((m) => m.text)).to.deep.equal(['who goes there']);
       // It stays in the recipient's and the sender's chat wherever they go.
       await okCmd(b, 'south');
       await okCmd(a, 'east');
