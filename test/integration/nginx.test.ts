@@ -1,9 +1,11 @@
 /**
  * The reference nginx configuration (deploy/nginx/mud-server.conf) in front of two instances on
  * one PostgreSQL database (one of the test's own): players on different instances talk through
- * the balancer, events stream unbuffered with heartbeats, the client address reaches the
- * per-address limits, and when one instance is killed (SIGKILL) its players' streams reconnect
- * through nginx to the other, and Last-Event-ID resume loses no chat.
+ * the balancer, events stream unbuffered with heartbeats and nginx holds nothing for a client
+ * that stops reading (the configuration's proxy_buffering off alone: this nginx ignores the
+ * server's X-Accel-Buffering), the client address reaches the per-address limits, and when one
+ * instance is killed (SIGKILL) its players' streams reconnect through nginx to the other, and
+ * Last-Event-ID resume loses no chat.
  *
  * nginx runs as a child of the test with its own prefix, configuration, pid, logs and temp paths
  * in a temporary folder, on an ephemeral port. Without nginx (Debian's package, /usr/sbin/nginx,
@@ -14,12 +16,14 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { freePort } from '../helpers/free-port.ts';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cli-server.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { usePostgres } from '../helpers/test-server.ts';
+import { needs, ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { uniqueName } from '../helpers/players.ts';
 
@@ -35,8 +39,10 @@ function nginxConf(dir: string, port: number, instances: number[]): string {
   };
   replace('server 127.0.0.1:8001', `server 127.0.0.1:${instances[0]}`);
   replace('server 127.0.0.1:8002', `server 127.0.0.1:${instances[1]}`);
-  // The test also learns which instance answered.
-  replace('listen 127.0.0.1:8000;', `listen 127.0.0.1:${port};\n    add_header X-Upstream-Addr $upstream_addr always;`);
+  // The test also learns which instance answered. Small send buffers to clients (the kernel
+  // would grow them to megabytes), so that what nginx holds for a client that does not read
+  // shows after a little.
+  replace('listen 127.0.0.1:8000;', `listen 127.0.0.1:${port} sndbuf=16k;\n    add_header X-Upstream-Addr $upstream_addr always;`);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => {
     const folder = path.join(dir, name);
     mkdirSync(folder);
@@ -44,7 +50,9 @@ function nginxConf(dir: string, port: number, instances: number[]): string {
     chmodSync(folder, 0o777);
     return `  ${name}_temp_path ${folder};`;
   });
-  return `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n${temp.join('\n')}\n${snippet}\n}\n`;
+  // The server's X-Accel-Buffering: no would switch buffering off by itself; ignored here, the
+  // streams' going out at once is the configuration's doing (proxy_buffering off).
+  return `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n  proxy_ignore_headers X-Accel-Buffering;\n${temp.join('\n')}\n${snippet}\n}\n`;
 }
 
 interface Reply {
@@ -79,15 +87,8 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
   const streams: SseStream[] = [];
 
   before(async function () {
-    if (!usePostgres) {
-      console.log('      (skipped: two instances need PostgreSQL; runs with MUD_TEST_DB=postgres)');
-      this.skip();
-    }
-    if (!existsSync(NGINX)) {
-      if (process.env.CI) throw new Error(`nginx not found at ${NGINX}; CI installs Debian's nginx`);
-      console.log(`      (skipped: nginx not found at ${NGINX}; apt-get install nginx, or set MUD_NGINX)`);
-      this.skip();
-    }
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+    needs(this, `nginx at ${NGINX}`, existsSync(NGINX), 'apt-get install nginx, or set MUD_NGINX');
     db = await throwAwayDatabase();
     const env = {
       DATABASE_URL: db.url,
@@ -96,6 +97,8 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
       MUD_EVENTS_HEARTBEAT_SECONDS: '1',
       MUD_RATE_LIMIT_ENABLED: 'true',
       MUD_RATE_LIMIT_LOGIN_PER_ADDRESS: '3',
+      // Says as fast as the test of a silent client makes them.
+      MUD_RATE_LIMIT_COMMAND_PER_SESSION: '100000',
     };
     // One after the other: the first applies the migrations.
     for (let i = 0; i < 2; i++) {
@@ -163,6 +166,32 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
     expect((await call(url, 'POST', '/login', { username: 'nobody', password: 'Wrong-Lantern-42' }, '127.0.0.10')).status).to.equal(401);
     // trust_proxy = loopback trusts this nginx: no instance warns that it does not.
     for (const server of instances) expect(server.lines.filter((l) => l.level === 'warn' && /trust_proxy/.test(String(l.message)))).to.deep.equal([]);
+  });
+
+  it('holds nothing of a stream whose client stops reading (proxy_buffering off): nothing is spooled to a file', async () => {
+    const speaker = await player('Sayer', '127.0.0.4');
+    const silent = await player('Quiet', '127.0.0.5');
+    const listener = await streamOn(speaker.sid, ports[0]!);
+    // Asks for the stream and never reads it.
+    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+    socket.pause();
+    socket.write(`GET /events/${silent.sid} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n`);
+    try {
+      // Stored HTML-escaped, each `'` becomes `&#x27;`: about 12 kB a frame, 1 MB in all, many
+      // times what the sockets to the silent client hold (sndbuf above). Buffering, nginx would
+      // keep 32 kB in memory and the rest in a temporary file (up to a gigabyte), and say so.
+      const text = "'".repeat(1990);
+      const spooled = (): string[] => readFileSync(path.join(dir, 'error.log'), 'utf8').split('\n').filter((line) => line.includes('buffered to a temporary file'));
+      let said = 0;
+      for (; said < 85 && spooled().length === 0; said++) {
+        await say(speaker.sid, text);
+        await listener.nextOf('chat', 10_000);
+      }
+      expect(spooled(), `after ${said} says`).to.deep.equal([]);
+    } finally {
+      socket.destroy();
+      listener.close();
+    }
   });
 
   it('players on different instances hear each other live, with heartbeats, through the balancer; when one instance is killed its player resumes on the other with no chat lost', async () => {

@@ -9,6 +9,7 @@
 import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { cmd, loginAs, newPlayer, okCmd, resetGame, selectCharacter, statusOf, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { sessionFor } from '../helpers/accounts.ts';
@@ -146,7 +147,10 @@ describe(`presence means connected (${DB_NAME})`, function () {
     const second = await loginAs(server, b.username);
     await selectCharacter(server, second, b.characterId);
     expect(await server.services.sweepLinkdead()).to.equal(1);
-    expect(await watcher.quiet(300, ['leave', 'presence']), 'Bert never left').to.equal(true);
+    // Anna's own say comes after anything the sweep told.
+    await okCmd(a, 'say still here?');
+    const told = await watcher.until('chat', (e) => e.data.text === 'still here?');
+    expect(told.filter((e) => e.event === 'leave' || e.event === 'presence').map((e) => e.data), 'Bert never left').to.deep.equal([]);
     expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`);
   });
 
@@ -182,7 +186,7 @@ describe(`presence across two instances (${DB_NAME})`, function () {
   let two: TestServer;
   before(async function () {
     // One SQLite instance per database file: its bus is in-process (docs/decisions.md).
-    if (!usePostgres) this.skip();
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     one = await startTestServer();
     two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
   });
@@ -216,6 +220,34 @@ describe(`presence across two instances (${DB_NAME})`, function () {
       await eventually(async () => expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`), SETTLE_MS);
     } finally {
       stream.close();
+      watcher.close();
+    }
+  });
+});
+
+describe(`the link-dead sweep on its own schedule (${DB_NAME})`, function () {
+  const LINKDEAD_SECONDS = 20;
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer({ env: { MUD_PRESENCE_IDLE_SECONDS: '5', MUD_PRESENCE_LINKDEAD_SECONDS: String(LINKDEAD_SECONDS) } });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('sends a character link-dead past linkdead_seconds away with nobody calling the sweep: it runs every tenth of linkdead_seconds', async () => {
+    const a = await newPlayer(server, 'Anna', SPAWN);
+    const b = await newPlayer(server, 'Bert', SPAWN);
+    const watcher = await openStream(`${server.url}/events/${a.sessionId}`);
+    try {
+      expect(watcher.status).to.equal(200);
+      await eventually(async () => expect(Number((await server.db('event_stream_leases').count({ n: '*' }).first())?.n)).to.equal(1), SETTLE_MS);
+      server.clock.advance((LINKDEAD_SECONDS + 1) * 1000);
+      // The sweep runs every 2 s here (a tenth of 20 s): 6 s are three chances, and less than
+      // linkdead_seconds, so a sweep less often than that would miss them all.
+      expect((await watcher.nextOf('leave', 6000)).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'logout' });
+      expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: b.name, online: false });
+    } finally {
       watcher.close();
     }
   });

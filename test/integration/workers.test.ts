@@ -1,13 +1,16 @@
 /**
  * `mud-server serve --workers N`: N processes behind one port on PostgreSQL (a database of the
- * test's own), a dead worker replaced, SIGHUP replacing the workers one at a time while every
- * request is answered, SIGTERM stopping them all with exit 0; on SQLite a clear refusal.
+ * test's own), a dead worker replaced (after a pause that doubles while replacements keep dying
+ * at start), SIGHUP replacing the workers one at a time while every request is answered,
+ * SIGTERM stopping them all with exit 0; on SQLite a clear refusal.
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
 import { startCliServer, throwAwayDatabase, type CliServer, type LogLine } from '../helpers/cli-server.ts';
 import { usePostgres } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 
 /** GET on a connection of its own (no keep-alive), so each request is a new connection to whichever worker the primary picks. */
 function getStatus(url: string): Promise<number> {
@@ -30,6 +33,7 @@ const alive = (pid: number): boolean => {
 };
 
 const listening = (line: LogLine): boolean => line.message === 'Worker listening';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
 describe('serve --workers', () => {
   it('refuses more than one worker on SQLite, naming what to do', async () => {
@@ -42,7 +46,7 @@ describe('serve --workers', () => {
     }
   });
 
-  (usePostgres ? describe : describe.skip)('on PostgreSQL', function () {
+  describe('on PostgreSQL', function () {
     // Starting a worker takes seconds on a busy two-core machine, and SIGHUP starts two.
     this.timeout(90_000);
     let db: { url: string; drop: () => Promise<void> };
@@ -50,7 +54,8 @@ describe('serve --workers', () => {
     let url = '';
     const workerPids = (): number[] => [...new Set(server.lines.filter(listening).map((l) => Number(l.worker_pid)))].filter(alive);
 
-    before(async () => {
+    before(async function () {
+      if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
       db = await throwAwayDatabase();
       server = startCliServer(['serve', '--workers', '2'], { DATABASE_URL: db.url, MUD_LOG_LEVEL: 'info' });
       url = String((await server.waitFor((l) => l.message === 'Serving with workers', 60_000)).url);
@@ -88,6 +93,42 @@ describe('serve --workers', () => {
       const after = workerPids();
       expect(after).to.have.length(2);
       for (const pid of before) expect(after).to.not.include(pid);
+    });
+
+    it('replaces a worker that dies at start after a pause that doubles each time, and one that had served at once', async () => {
+      const primary = server.child.pid!;
+      const children = (): number[] => readFileSync(`/proc/${primary}/task/${primary}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number);
+      /** The next worker the primary forks (not one of `known`), as soon as it exists. */
+      const nextChild = async (known: number[]): Promise<{ pid: number; at: number }> => {
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(5)) {
+          const pid = children().find((child) => !known.includes(child));
+          if (pid !== undefined) return { pid, at: Date.now() };
+        }
+        throw new Error('no worker forked within 30 s');
+      };
+      const died = (from: number) => server.waitFor((l) => l.message === 'Worker died; starting a replacement', 10_000, from);
+      // The older worker, once it is past the start-up grace (5 s from its fork, which came before it listened).
+      const oldest = server.lines.filter(listening).find((l) => workerPids().includes(Number(l.worker_pid)))!;
+      const survivor = workerPids().find((pid) => pid !== Number(oldest.worker_pid))!;
+      await sleep(Date.parse(String(oldest.timestamp)) + 5500 - Date.now());
+      let from = server.lines.length;
+      process.kill(Number(oldest.worker_pid), 'SIGKILL');
+      const delays = [Number((await died(from)).restart_in_ms)];
+      // Its replacement dies at once, and so does the next; the one after is left to serve.
+      let child = await nextChild([survivor, Number(oldest.worker_pid)]);
+      for (let i = 0; i < 2; i++) {
+        from = server.lines.length;
+        const killedAt = Date.now();
+        process.kill(child.pid, 'SIGKILL');
+        const delay = Number((await died(from)).restart_in_ms);
+        delays.push(delay);
+        const next = await nextChild([survivor, child.pid]);
+        expect(next.at - killedAt, 'the replacement waited out its pause').to.be.at.least(delay);
+        child = next;
+      }
+      expect(delays).to.deep.equal([0, 500, 1000]);
+      await server.waitFor((l) => listening(l) && Number(l.worker_pid) === child.pid, 60_000, from);
+      expect(workerPids()).to.have.members([survivor, child.pid]);
     });
 
     it('SIGTERM stops every worker gracefully and exits 0', async () => {
