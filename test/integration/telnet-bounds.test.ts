@@ -15,6 +15,7 @@ import { connect as connectPlain, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { startCliServer, throwAwayDatabase, type CliServer, type LogLine } from '../helpers/cli-server.ts';
 import { TelnetClient } from '../helpers/telnet-client.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
@@ -228,7 +229,7 @@ describe(`telnet door bounds (${DB_NAME})`, function () {
     });
   });
 
-  (usePostgres ? describe : describe.skip)('serve --workers 2', function () {
+  describe('serve --workers 2', function () {
     this.timeout(120_000);
     let db: { url: string; drop: () => Promise<void> };
     let server: CliServer;
@@ -236,7 +237,8 @@ describe(`telnet door bounds (${DB_NAME})`, function () {
     let telnetPort = 0;
     const workerPids = (): number[] => [...new Set(server.lines.filter((l) => l.message === 'Worker listening').map((l) => Number(l.worker_pid)))];
 
-    before(async () => {
+    before(async function () {
+      if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
       db = await throwAwayDatabase();
       server = startCliServer(['serve', '--workers', '2'], { DATABASE_URL: db.url, MUD_LOG_LEVEL: 'info', MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0', MUD_TELNET_MAX_CONNECTIONS_PER_ADDRESS: '3' });
       serving = await server.waitFor((l) => l.message === 'Serving with workers', 90_000);
