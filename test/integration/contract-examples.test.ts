@@ -10,11 +10,20 @@ import { startTestServer, type HttpResponse, type TestServer } from '../helpers/
 import { createUser, login, GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { closedPortUrl } from '../helpers/fake-upstream.ts';
 import { contractDocument, contractOperations, EXAMPLE_FLOW, exampleRequest, type Actor } from '../helpers/contract.ts';
+import { fileReport } from '../helpers/moderation.ts';
 
 /** Operations the flow leaves out, and why. */
 const NOT_ON_A_FRESH_INSTALL: Readonly<Record<string, string>> = {
   getMetrics: '/metrics is off until [metrics] mode is set (404 by default)',
   streamEvents: 'an event stream never ends by itself (test/integration/events.test.ts covers it)',
+};
+
+/**
+ * What an example needs that no operation of the flow makes, done first the way a client does
+ * it: report 1, which only the game files (a player's `report` through POST /command).
+ */
+const PREPARE: Readonly<Record<string, (server: TestServer, session: string) => Promise<void>>> = {
+  adminResolveReport: fileReport,
 };
 
 describe('contract examples on a fresh install', function () {
@@ -51,6 +60,7 @@ describe('contract examples on a fresh install', function () {
     const ops = contractOperations();
     for (const [operationId, actor = 'superuser'] of EXAMPLE_FLOW) {
       const session = actor === 'public' ? undefined : sessions[actor];
+      await PREPARE[operationId]?.(server, session!);
       const { method, url, body, headers } = exampleRequest(ops.get(operationId)!, session);
       const res: HttpResponse = await server.request(method, url, body, headers);
       expect(res.status, `${operationId} ${method} ${url}: ${res.text}`).to.be.within(200, 299);

@@ -16,6 +16,7 @@ import { closedPortUrl } from '../helpers/fake-upstream.ts';
 import { contractOperations, effectiveSecurity, EXAMPLE_FLOW, exampleRequest, successStatuses, takesSessionInPath, type ContractEntry } from '../helpers/contract.ts';
 import { rank, ROLES, type Role } from '../../src/shared/roles.ts';
 import { openStream } from '../helpers/sse.ts';
+import { fileReport } from '../helpers/moderation.ts';
 
 /**
  * The least role each protected operation admits (src/services/accounts/roles.ts, routes/*.ts);
@@ -38,6 +39,7 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   adminCharacterAxisState: 'admin',
   adminCharacterAxisEvents: 'admin',
   adminReadLedger: 'admin',
+  adminListAudit: 'admin',
   // Admin actions.
   adminKickSession: 'admin', // KICK_USERS
   adminCreateUser: 'admin', // CREATE_USERS
@@ -45,6 +47,10 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   adminManageUser: 'admin', // the example bans: BAN_USERS (change_role, delete, change_password: MANAGE_USERS)
   adminSetWorldAccess: 'admin', // admin or superuser role
   adminStopServer: 'admin', // STOP_SERVER
+  // Moderation: BAN_USERS for reports, ANNOUNCE for the wall (admin and up).
+  adminListReports: 'admin',
+  adminResolveReport: 'admin',
+  adminWall: 'admin',
   // Language-model runtime commands: VIEW_LOGS.
   adminLlmCommand: 'admin',
   adminLlmClearContext: 'admin',
@@ -120,6 +126,12 @@ const OWN_SERVER: Readonly<Record<string, string>> = {
   adminStopServer: 'a success stops the server',
   adminKickSession:
     "the example ends a session named by row id: on the shared server that row may be a session the matrix needs, or one the caller does not outrank (403); on a fresh server it names none (or the caller's own)",
+};
+
+/** What an allowed check needs that no operation of the flow makes, done first the way a client does it. */
+const PREPARE: Readonly<Record<string, (server: TestServer, session: string) => Promise<void>>> = {
+  // Report 1, which only the game files (a player's `report` through POST /command).
+  adminResolveReport: fileReport,
 };
 
 type Caller = 'none' | Role;
@@ -280,6 +292,7 @@ describe('denial matrix: every protected operation × every role', () => {
               return;
             }
             const sender = FRESH_ACCOUNT[operationId] !== undefined ? await boundSession(own, `dm${++fresh}_${role}`, role) : session;
+            await PREPARE[operationId]?.(own, sender);
             const { method, url, body, headers } = exampleRequest(entry, sender);
             if (isStream(entry)) {
               const stream = await openStream(own.url + url, headers);
