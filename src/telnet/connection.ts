@@ -144,7 +144,9 @@ export class TelnetConnection {
   /** POST /login's service, limit and client type; then the connection holds the session. */
   async logIn(username: string, password: string): Promise<void> {
     await this.limit(this.s.limits.loginByAddress, this.address);
-    const result = await this.s.accounts.login(username.trim().normalize('NFC'), password, undefined, 'telnet');
+    const typed = username.trim().normalize('NFC');
+    // Usernames are unique in any letter case: the door takes `connect tinaplayer` for TinaPlayer.
+    const result = await this.s.accounts.login((await this.s.accounts.usernameFor(typed)) ?? typed, password, undefined, 'telnet');
     this.token = result.session_id;
     this.session = await this.validSession();
     if (this.loginTimer) clearTimeout(this.loginTimer);

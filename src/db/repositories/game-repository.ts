@@ -7,6 +7,7 @@ import { lockKey, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { isUniqueViolation } from '../errors.ts';
 import { insertedId } from '../inserted-id.ts';
+import { nameKey } from '../../shared/names.ts';
 
 export interface ItemInstance {
   id: number;
@@ -187,9 +188,28 @@ export class GameRepository {
     return new Map(rows.map((r: { id: number | string; room_id: string | null }) => [Number(r.id), r.room_id ?? null]));
   }
 
+  /** The world's character of this name in any letter case (names are unique so: `characters.name_key`). */
   async findInWorldByName(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined> {
-    const row = await this.db('characters').where({ world_id: worldId, name }).first('id', 'name', 'room_id');
+    const row = await this.db('characters').where({ world_id: worldId, name_key: nameKey(name) }).first('id', 'name', 'room_id');
     return row && { id: Number(row.id), name: String(row.name), roomId: (row.room_id as string | null) ?? null };
+  }
+
+  /**
+   * Up to `limit` of the world's characters whose name, or one of its words (after a space,
+   * hyphen or apostrophe), starts with `text` in any letter case: the candidates of a name
+   * typed in part.
+   */
+  async charactersNamedLike(worldId: string, text: string, limit = 6): Promise<Array<{ id: number; name: string; roomId: string | null }>> {
+    const start = nameKey(text).replace(/[\\%_]/g, (c) => `\\${c}`);
+    const rows = await this.db('characters')
+      .where({ world_id: worldId })
+      .where((q) => {
+        for (const pattern of [`${start}%`, `% ${start}%`, `%-${start}%`, `%'${start}%`, `%\u2019${start}%`]) q.orWhereRaw("name_key like ? escape '\\'", [pattern]);
+      })
+      .orderBy('name_key')
+      .limit(limit)
+      .select('id', 'name', 'room_id');
+    return rows.map((r: { id: number | string; name: string; room_id: string | null }) => ({ id: Number(r.id), name: String(r.name), roomId: r.room_id ?? null }));
   }
 
   /** Returns the new messages' ids. */

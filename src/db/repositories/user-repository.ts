@@ -75,6 +75,12 @@ export class UserRepository {
     return row && toRecord(row);
   }
 
+  /** The account whose name is `username` in any letter case (`username_key`: unique). */
+  async findByUsernameKey(username: string, trx: Knex = this.db): Promise<UserRecord | undefined> {
+    const row = (await trx('users').where({ username_key: usernameKey(username) }).first()) as UserRow | undefined;
+    return row && toRecord(row);
+  }
+
   async findById(id: number, trx: Knex = this.db): Promise<UserRecord | undefined> {
     const row = await trx<UserRow>('users').where({ id }).first();
     return row && toRecord(row);

@@ -115,6 +115,18 @@ export class AccountService {
   }
 
   /**
+   * The name of the account a player typed at a door that takes names in any letter case (the
+   * telnet door's `connect`): the exact name when an account has it, else the account whose
+   * name it is in another case (names are unique so); null when there is none. POST /login keeps
+   * the specification's exact lookup (docs/decisions.md, "Names as players type them").
+   */
+  async usernameFor(typed: string): Promise<string | null> {
+    const username = typed.trim();
+    const user = (await this.d.users.findByUsername(username)) ?? (await this.d.users.findByUsernameKey(username));
+    return user?.username ?? null;
+  }
+
+  /**
    * The account for these credentials, or 401 (the same message for an unknown name and a
    * wrong password). Past the account's allowance of failures a wrong password is 429; the
    * right one is always let in.

@@ -14,11 +14,19 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { Direction, Room, World } from '../worlds/world-loader.ts';
 import { itemName } from '../worlds/world-overlay.ts';
+import { resolveName, type Resolved } from '../../shared/name-match.ts';
 import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
 import { ok, type Actor, type CommandResult, type RoomData } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
 
 type Schemas = components['schemas'];
+
+/** A character of a world as a verb names it. */
+export interface NamedCharacter {
+  id: number;
+  name: string;
+  roomId: string | null;
+}
 
 /** How a link-dead character shows in lists (docs/decisions.md, "Presence means connected"). */
 export const LINKDEAD = 'link-dead';
@@ -149,25 +157,66 @@ export class GameCore {
     return this.state.activeCharacters(worldId, this.clock());
   }
 
-  findInWorld(worldId: string, name: string): Promise<{ id: number; name: string; roomId: string | null } | undefined> {
-    return this.repo.findInWorldByName(worldId, name);
+  /**
+   * The character of the world a typed name means (docs/decisions.md, "Names as players type
+   * them"): its whole name in any letter case, wherever it is; else the one name that starts so
+   * (or has a word that does), looked for among the characters standing in `roomId` when given,
+   * then those in the world's lists, then all the world's characters.
+   */
+  async characterNamed(worldId: string, typed: string, roomId?: string): Promise<Resolved<NamedCharacter>> {
+    const exact = await this.repo.findInWorldByName(worldId, typed);
+    return exact ? { found: exact } : this.characterStarting(worldId, typed, roomId);
+  }
+
+  private async characterStarting(worldId: string, typed: string, roomId: string | undefined): Promise<Resolved<NamedCharacter>> {
+    const present = await this.present(worldId);
+    for (const among of roomId === undefined ? [present] : [present.filter((c) => c.roomId === roomId), present]) {
+      const resolved = resolveName(among, (c) => c.name, typed);
+      if (resolved) return resolved;
+    }
+    return resolveName(await this.repo.charactersNamedLike(worldId, typed), (c) => c.name, typed);
+  }
+
+  /** The character a typed name means when it means exactly one (characterNamed). */
+  async findInWorld(worldId: string, typed: string): Promise<NamedCharacter | undefined> {
+    const resolved = await this.characterNamed(worldId, typed);
+    return resolved && 'found' in resolved ? resolved.found : undefined;
   }
 
   /**
-   * Splits `<name> <rest>`: names have several words, so the longest leading run of words that
-   * names a character of the world is the name; when none does, the first word is (and is
-   * reported as unknown).
+   * Splits `<name> <rest>`, where names have several words and may be typed in part: the
+   * longest leading run of (up to four) words that is a whole name of the world's characters
+   * is the name; else the shortest run that starts exactly one name (as characterNamed, with
+   * `roomId` as there), so that `tell het see you` is for Hettie Webb. `target` is what the
+   * name means: a character, the names a run could mean when none means one, or nothing (then
+   * the first word is the name).
    */
-  async namedTarget(worldId: string, args: string): Promise<{ targetName: string; text: string }> {
-    const split = (count: number) => {
-      const m = new RegExp(`^(\\S+(?:\\s+\\S+){${count - 1}})\\s*(.*)$`, 's').exec(args)!;
+  async namedTarget(worldId: string, args: string, roomId?: string): Promise<{ targetName: string; text: string; target: Resolved<NamedCharacter> }> {
+    const words = Math.min(args.split(/\s+/).length, 4);
+    const runs = Array.from({ length: words }, (_, i) => {
+      const m = new RegExp(`^(\\S+(?:\\s+\\S+){${i}})\\s*(.*)$`, 's').exec(args)!;
       return { targetName: m[1]!, text: m[2]! };
-    };
-    for (let count = Math.min(args.split(/\s+/).length, 4); count > 1; count--) {
-      const candidate = split(count);
-      if (await this.repo.findInWorldByName(worldId, candidate.targetName)) return candidate;
+    });
+    for (const run of [...runs].reverse()) {
+      const exact = await this.repo.findInWorldByName(worldId, run.targetName);
+      if (exact) return { ...run, target: { found: exact } };
     }
-    return split(1);
+    let unclear: { targetName: string; text: string; target: Resolved<NamedCharacter> } | null = null;
+    for (const run of runs) {
+      const target = await this.characterStarting(worldId, run.targetName, roomId);
+      if (target && 'found' in target) return { ...run, target };
+      unclear ??= target && { ...run, target };
+    }
+    return unclear ?? { ...runs[0]!, target: null };
+  }
+
+  /**
+   * The item of `items` a typed name means, with its name as the world shows it now (builders
+   * may rename items): as characterNamed, the whole name in any case, else the one name that
+   * starts so or has a word that does.
+   */
+  itemNamed(world: World, items: readonly ItemInstance[], typed: string): Resolved<{ item: ItemInstance; name: string }> {
+    return resolveName(items.map((item) => ({ item, name: itemName(world, item) })), (i) => i.name, typed);
   }
 
   itemsLyingIn(worldId: string, roomId: string): Promise<readonly ItemInstance[]> {

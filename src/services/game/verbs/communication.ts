@@ -13,6 +13,7 @@ import type { IgnoreLists } from '../../moderation/ignores.ts';
 import { fail, ok, type RoomCommand } from '../command-table.ts';
 import { LINKDEAD, type GameCore } from '../game-core.ts';
 import { escapeHtml } from '../../../shared/plain-text.ts';
+import { ambiguousAnswer } from '../../../shared/name-match.ts';
 
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 const TELL_USAGE = 'Usage: /tell <player> <message>';
@@ -69,12 +70,13 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null, ignor
     argument: { kind: 'character', missing: `Whisper to whom? ${WHISPER_USAGE}` },
     help: { section: 'Communication', lines: ['/whisper <player> <message> - Send private message to a player in this room (same-room only)'] },
     run: async ({ actor, room, args }) => {
-      const { targetName, text } = await core.namedTarget(actor.worldId, args);
+      const { targetName, text, target: named } = await core.namedTarget(actor.worldId, args, room.id);
       if (!text) return fail(`Whisper what? ${WHISPER_USAGE}`);
-      const target = await core.findInWorld(actor.worldId, targetName);
-      if (!target) return fail(`Player '${targetName}' does not exist.`);
-      if (!(await core.present(actor.worldId)).some((a) => a.id === target.id)) return fail(`Player '${targetName}' is not online.`);
-      if (target.roomId !== room.id) return fail(`Player '${targetName}' is not in this room.`);
+      if (!named) return fail(`Player '${targetName}' does not exist.`);
+      if (!('found' in named)) return fail(ambiguousAnswer(targetName, named.ambiguous));
+      const target = named.found;
+      if (!(await core.present(actor.worldId)).some((a) => a.id === target.id)) return fail(`Player '${target.name}' is not online.`);
+      if (target.roomId !== room.id) return fail(`Player '${target.name}' is not in this room.`);
       const escaped = escapeHtml(await core.mechanics.interact(actor, 'whisper', text, target.id === actor.characterId ? null : target.id));
       await core.post(actor, [core.message(actor, room.id, 'whisper', `[WHISPER: ${actor.name} \u2192 ${target.name}] ${escaped}`, target.id)], target.name);
       return ok(`You whisper to ${target.name}: ${escaped}`);
@@ -105,10 +107,11 @@ export function communicationVerbs(core: GameCore, oocLimit: Limit | null, ignor
     argument: { kind: 'character', missing: `Tell whom? ${TELL_USAGE}` },
     help: { section: 'Communication', lines: ['/tell <player> <message> - Private message to a player anywhere in this world (waits in their chat if away)'] },
     run: async ({ actor, room, args }) => {
-      const { targetName, text } = await core.namedTarget(actor.worldId, args);
+      const { targetName, text, target: named } = await core.namedTarget(actor.worldId, args);
       if (!text) return fail(`Tell what? ${TELL_USAGE}`);
-      const target = await core.findInWorld(actor.worldId, targetName);
-      if (!target) return fail(`Nobody in this world is called '${targetName}'.`);
+      if (!named) return fail(`Nobody in this world is called '${targetName}'.`);
+      if (!('found' in named)) return fail(ambiguousAnswer(targetName, named.ambiguous));
+      const target = named.found;
       if (target.id === actor.characterId) return fail('You cannot tell yourself.');
       if (await ignores.ownerIgnores(target.id, actor.characterId)) return fail(`Your tell to ${target.name} was not delivered.`);
       const escaped = escapeHtml(text);

@@ -8,17 +8,22 @@ import type { Room, World } from '../../worlds/world-loader.ts';
 import { itemDescription, itemName } from '../../worlds/world-overlay.ts';
 import { fail, NOT_IN_ROOM, ok, type Actor, type AnywhereCommand, type CommandResult, type CommandTable, type RoomCommand } from '../command-table.ts';
 import { LINKDEAD, listed, type GameCore } from '../game-core.ts';
+import { ambiguousAnswer, resolveName } from '../../../shared/name-match.ts';
 
 export function informationVerbs(core: GameCore, table: CommandTable) {
-  /** An item here or carried (by name, any letter case), else a character here. */
+  /**
+   * An item here or carried, else a character here, named as players type names (a word of the
+   * name or its start will do: src/shared/name-match.ts).
+   */
   const examine = async (actor: Actor, world: World, room: Room, wanted: string): Promise<CommandResult> => {
-    const lower = wanted.toLowerCase();
     // Items as the world shows them now: a builder may have renamed, described or made them.
-    for (const item of [...(await core.itemsLyingIn(world.id, room.id)), ...(await core.carried(actor.characterId))]) {
-      const name = itemName(world, item);
-      if (name.toLowerCase() === lower) return ok(`[${name}]\n${itemDescription(world, item) || 'You see nothing special about it.'}`);
-    }
-    const here = (await core.present(actor.worldId)).find((c) => c.roomId === room.id && c.name.toLowerCase() === lower);
+    const items = [...(await core.itemsLyingIn(world.id, room.id)), ...(await core.carried(actor.characterId))];
+    const people = (await core.present(actor.worldId)).filter((c) => c.roomId === room.id);
+    const named = resolveName([...items.map((item) => ({ item, name: itemName(world, item) })), ...people.map((c) => ({ person: c, name: c.name }))], (t) => t.name, wanted);
+    if (named && !('found' in named)) return fail(ambiguousAnswer(wanted, named.ambiguous));
+    const target = named?.found;
+    if (target && 'item' in target) return ok(`[${target.name}]\n${itemDescription(world, target.item) || 'You see nothing special about it.'}`);
+    const here = target?.person;
     if (!here) return fail(`There is no '${wanted}' here.`);
     const carried = (await core.carried(here.id)).map((item) => itemName(world, item));
     const lines = [here.id === actor.characterId ? `You are ${here.name}.` : `${here.name} is here.`];
