@@ -365,11 +365,12 @@ export class EventStreams {
   /** The chat missed since `resumeAfter` (none without it), then the live events that came meanwhile. */
   private async begin(stream: Stream, resumeAfter: number | null): Promise<void> {
     const player = stream.player;
-    // Read after registration: a change made meanwhile waits among the pending events, which read it again.
+    // The newest message first, right after registration: a message committed in between would
+    // count as seen, so nothing may widen that gap. Then whom the account ignores: a change made
+    // meanwhile is among the pending events, which read the list again.
+    if (resumeAfter === null) stream.chatCursor = await this.d.repo.lastMessageId();
     await this.readIgnored(stream);
-    if (resumeAfter === null) {
-      stream.chatCursor = await this.d.repo.lastMessageId();
-    } else {
+    if (resumeAfter !== null) {
       stream.chatCursor = resumeAfter;
       if (player.roomId) {
         const missed = await this.d.repo.recentMessages(player.worldId, player.roomId, stream.reader, CHAT_HISTORY, resumeAfter);
@@ -511,6 +512,8 @@ export class EventStreams {
         return new Set(event.roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(event.worldId, roomId))]));
       case 'item':
         return new Set(this.byRoom.get(roomKey(event.worldId, event.roomId)));
+      case 'npc.move':
+        return new Set([event.from, event.to].flatMap((roomId) => (roomId === null ? [] : [...this.byRoom.get(roomKey(event.worldId, roomId))])));
       case 'move':
         return new Set([
           ...this.byCharacter.get(event.characterId),
@@ -579,6 +582,12 @@ export class EventStreams {
         if (event.to !== null && event.to === me.roomId) {
           this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         }
+        return;
+      }
+      case 'npc.move': {
+        const who = { character: event.name, direction: event.direction, cause: 'walk' as const, npc: true };
+        if (event.from !== null && event.from === me.roomId) this.send(stream, 'leave', () => ({ ...who, room_id: event.from! }) satisfies Schemas['LeaveEvent'], frames);
+        if (event.to !== null && event.to === me.roomId) this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         return;
       }
       case 'item':
