@@ -20,8 +20,10 @@ import type { CallReply, EngineData, EngineMessage, EngineRequest, HostCall, Run
 const PAGE_BYTES = 64 * 1024;
 /** QuickJS's stack limit: deep recursion ends as a script error well before the thread's 16 MB native stack. */
 const STACK_BYTES = 256 * 1024;
-/** Longest name, message or stack read from a thrown value. */
+/** Longest name or message read from a thrown value. */
 const MESSAGE_CHARACTERS = 1000;
+/** Longest stack read from a thrown value, for its line: deep traces run to tens of thousands. */
+const STACK_CHARACTERS = 200_000;
 
 const { limits, wasmModule, port, signal } = workerData as EngineData;
 const memory = new wasm.Memory({ initial: MIN_MEMORY_BYTES / PAGE_BYTES, maximum: limits.memoryBytes / PAGE_BYTES });
@@ -145,9 +147,9 @@ function shortString(ctx: QuickJSContext, handle: QuickJSHandle, most: number): 
   return ctx.typeof(handle) === 'string' && stringLength(ctx, handle) <= most ? ctx.getString(handle) : null;
 }
 
-/** `handle[key]` when it is a string within MESSAGE_CHARACTERS. A getter may run script code: callers are finishing, so it cannot act. */
-function stringProp(ctx: QuickJSContext, handle: QuickJSHandle, key: string): string | null {
-  return ctx.getProp(handle, key).consume((value) => shortString(ctx, value, MESSAGE_CHARACTERS));
+/** `handle[key]` when it is a string within `most` characters. A getter may run script code: callers are finishing, so it cannot act. */
+function stringProp(ctx: QuickJSContext, handle: QuickJSHandle, key: string, most = MESSAGE_CHARACTERS): string | null {
+  return ctx.getProp(handle, key).consume((value) => shortString(ctx, value, most));
 }
 
 /** The message and line of a thrown value: `Name: message` for errors, the line from its stack's first frame in the script. */
@@ -158,7 +160,7 @@ function describe(ctx: QuickJSContext, thrown: QuickJSHandle): { message: string
   if (type !== 'object' || ctx.sameValue(thrown, ctx.null)) return { message: `(${type === 'object' ? 'null' : type} was thrown)`, line: null };
   const name = stringProp(ctx, thrown, 'name');
   const message = stringProp(ctx, thrown, 'message');
-  const stack = stringProp(ctx, thrown, 'stack');
+  const stack = stringProp(ctx, thrown, 'stack', STACK_CHARACTERS);
   const frame = stack && new RegExp(`\\b${SCRIPT_FILE}:(\\d+)`).exec(stack);
   return {
     message: name && message !== null ? `${name}: ${message}` : (message ?? name ?? '(an object was thrown)'),

@@ -172,6 +172,7 @@ export class WorldSandbox {
   #port: MessagePort;
   #signal: Int32Array;
   #healthy = true;
+  #running = false;
 
   private constructor(limits: SandboxLimits, worker: Worker, port: MessagePort, signal: Int32Array) {
     this.limits = limits;
@@ -259,6 +260,17 @@ export class WorldSandbox {
    */
   #exchange(request: EngineRequest, api: HostApi | null): RunOutcome {
     if (!this.#healthy) throw new Error('This script sandbox is broken or disposed; create a new one');
+    // A host function that runs another script of this world must wait until this run is over: the engine is busy with this one.
+    if (this.#running) throw new Error('A script sandbox runs one script at a time: a host function may not compile or run a script of its world');
+    this.#running = true;
+    try {
+      return this.#serve(request, api);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #serve(request: EngineRequest, api: HostApi | null): RunOutcome {
     const killAt = performance.now() + this.limits.cpuMs + KILL_SLACK_MS;
     let hostError: { error: unknown } | null = null;
     this.#port.postMessage(request);
@@ -291,6 +303,7 @@ export class WorldSandbox {
         }
         const used = process.threadCpuUsage(started);
         reply.cpuMs = (used.user + used.system) / 1000;
+        if (!this.#healthy) throw new Error('The script sandbox was disposed by a host function during the run');
         this.#port.postMessage(reply);
         Atomics.add(this.#signal, 1, 1);
         Atomics.notify(this.#signal, 1);

@@ -168,6 +168,8 @@ describe('WorldSandbox', () => {
       const thrown = expectError(sandbox.run('\nfunction onSay() {\n\n  throw new Error("the ferry sank");\n}', 'onSay', [], {}, api), 'thrown');
       expect(thrown).to.deep.equal({ kind: 'thrown', message: 'Error: the ferry sank', line: 4 });
       expect(expectError(sandbox.run('function f() {\n  throw "plain";\n}', 'f', [], {}, api), 'thrown')).to.deep.include({ message: 'plain' });
+      const deep = 'function down(n) {\n  if (n === 0) throw new RangeError("at the bottom");\n  return down(n - 1);\n}\nfunction f() { return down(500); }';
+      expect(expectError(sandbox.run(deep, 'f', [], {}, api), 'thrown')).to.deep.equal({ kind: 'thrown', message: 'RangeError: at the bottom', line: 2 });
       const typeError = expectError(sandbox.run('function f() {\n  every("soon", "bell");\n}', 'f', [], {}, api), 'thrown');
       expect(typeError.message).to.equal("TypeError: every's first argument must be a finite number of seconds");
       expect(typeError.line).to.equal(2);
@@ -377,6 +379,30 @@ describe('WorldSandbox', () => {
         await WorldSandbox.create(limits).then((created) => created.dispose(), (error: unknown) => (refused = error));
         expect(refused).to.be.instanceOf(RangeError);
       }
+    });
+
+    it('runs one script at a time: a host function that runs another script of the world gets an error, which run() throws', () => {
+      let inner: unknown = null;
+      const { api } = recordingHost({
+        say: () => {
+          try {
+            sandbox.run('function onSay() {}', 'onSay', [], {}, recordingHost().api);
+          } catch (error) {
+            inner = error;
+            throw error;
+          }
+        },
+      });
+      expect(() => sandbox.run('function onSay() { try { self.say("wake the others"); } catch (e) {} }', 'onSay', [], {}, api)).to.throw(/one script at a time/);
+      expect(inner).to.be.instanceOf(Error);
+      expectUsable(sandbox);
+    });
+
+    it('a sandbox disposed by a host function during a run ends the run at once', async () => {
+      const doomed = await fresh();
+      const { api } = recordingHost({ say: () => doomed.dispose() });
+      expect(() => doomed.run('function onSay() { self.say("bye"); }', 'onSay', [], {}, api)).to.throw(/disposed by a host function/);
+      expect(doomed.healthy).to.equal(false);
     });
 
     it('a disposed sandbox refuses to run', async () => {
