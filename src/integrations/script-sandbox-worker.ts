@@ -176,7 +176,7 @@ function thrownError(ctx: QuickJSContext, watch: Watch, thrown: QuickJSHandle): 
   const { message, line } = describe(ctx, thrown);
   if (message === 'InternalError: out of memory') return { ...outOfMemory(), line };
   // InternalError from calls, SyntaxError from a parse (eval, Function) nested too deep.
-  if (message.endsWith('Error: stack overflow')) return { kind: 'limit', message: 'The script recursed too deeply (stack overflow)', line };
+  if (/^(InternalError|SyntaxError): stack overflow$/.test(message)) return { kind: 'limit', message: 'The script recursed too deeply (stack overflow)', line };
   return { kind: 'thrown', message, line };
 }
 
