@@ -1,13 +1,15 @@
 /**
  * The Build panel (roles that may build; nav.ts shows its button to them only, while they
  * play): the room the character stands in, its name and description, its exits (dig a new
- * room that way, remove one) and the items lying in it (add, remove). Every action is the
+ * room that way, remove one), the items lying in it (add, remove), the NPCs standing in it
+ * and the room's script (build-scripts.ts), and the world's script errors. Every action is the
  * building API's, with the version last read, so a change made meanwhile by someone else is
  * refused with the server's `detail` and the panel reads the room again. The game screen
  * follows the changes through its `room` events, as every other player in the room does.
  */
 import { api, call, type Outcome, type Schemas, type Session } from './api.ts';
 import { field, h } from './dom.ts';
+import { npcsHere, roomScript, scriptErrors } from './build-scripts.ts';
 
 export const BUILDER_ROLES: ReadonlySet<Session['role']> = new Set(['worldbuilder', 'admin', 'superuser']);
 
@@ -37,6 +39,18 @@ export function openBuild(session: Session, opener: HTMLElement): void {
   const itemDescription = h('input', { attrs: { type: 'text', maxlength: '1000', autocomplete: 'off' } });
   const itemForm = h('form', { class: 'grant' }, field('Item name', itemName), field('Item description', itemDescription), h('button', { class: 'primary', text: 'Add item', attrs: { type: 'submit' } }));
 
+  const npcs = npcsHere(worldId);
+  const errors = scriptErrors(worldId);
+  const script = roomScript(async (text) => {
+    if (!room) return { ok: false, status: 409, detail: 'You are not in a room.' };
+    const outcome = await call(api.PATCH('/api/worlds/{world_id}/rooms/{room_id}', { params: { path: roomPath(room.id) }, body: { version: room.version, script: text } }));
+    if (outcome.ok) {
+      room = { ...outcome.data, items: room.items };
+      render();
+    } else await load();
+    return outcome;
+  });
+
   const report = (outcome: Outcome<unknown>, done: string): boolean => {
     status.textContent = outcome.ok ? done : outcome.detail;
     status.dataset.ok = String(outcome.ok);
@@ -50,6 +64,7 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     title.textContent = `${room.id} · zone ${room.zone} · version ${room.version}`;
     nameInput.value = room.name;
     descriptionInput.value = room.description;
+    script.show(room.script ?? null);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {
@@ -92,6 +107,7 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     if (!read.ok) return void report(read, '');
     room = read.data;
     render();
+    await Promise.all([npcs.load(room.id), errors.load()]);
   };
 
   roomForm.addEventListener('submit', async (event) => {
@@ -144,6 +160,9 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     h('section', { attrs: { 'aria-labelledby': 'build-room' } }, h('h3', { text: 'This room', attrs: { id: 'build-room' } }), roomForm),
     h('section', { attrs: { 'aria-labelledby': 'build-exits' } }, h('h3', { text: 'Exits', attrs: { id: 'build-exits' } }), exitList, digForm),
     h('section', { attrs: { 'aria-labelledby': 'build-items' } }, h('h3', { text: 'Items here', attrs: { id: 'build-items' } }), itemList, itemForm),
+    h('section', { attrs: { 'aria-labelledby': 'build-npcs' } }, h('h3', { text: 'NPCs here', attrs: { id: 'build-npcs' } }), npcs.element),
+    h('section', { attrs: { 'aria-labelledby': 'build-script' } }, h('h3', { text: 'Room script', attrs: { id: 'build-script' } }), script.element),
+    h('section', { attrs: { 'aria-labelledby': 'build-errors' } }, h('h3', { text: 'Script errors', attrs: { id: 'build-errors' } }), errors.element),
   );
   closeButton.addEventListener('click', () => dialog.close());
   dialog.addEventListener('close', () => {

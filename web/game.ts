@@ -1,7 +1,8 @@
 /**
- * Playing: the room (exits as buttons, items, who is here), the log with chat, the command
- * line (history on ↑/↓, Tab completion), who is online and the inventory, kept current by
- * the live events (live.ts).
+ * Playing: the room (exits as buttons, items, the players and the NPCs here), the log with
+ * chat, the command line (history on ↑/↓, Tab completion), who is online and the inventory,
+ * kept current by the live events (live.ts). What an NPC or a room's or item's script says is
+ * chat like a player's, marked as theirs (the message's `speaker`).
  */
 import { api, call, saveSession, type Schemas, type Session } from './api.ts';
 import { attention } from './attention.ts';
@@ -52,6 +53,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const exits = h('div', { class: 'exits', attrs: { role: 'group', 'aria-label': 'Exits' } });
   const items = h('ul', { class: 'things' });
   const people = h('ul', { class: 'things' });
+  const npcList = h('ul', { class: 'things npcs' });
+  const npcBlock = h('div', { attrs: { hidden: true } }, h('h3', { text: 'Also here' }), npcList);
   const log = h('ol', { class: 'log', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'What happens', tabindex: '0' } });
   const command = h('input', {
     attrs: {
@@ -112,7 +115,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
           roomDescription,
           h('h3', { text: 'Exits' }),
           exits,
-          h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Also here' }), people)),
+          h('div', { class: 'room-lists' }, h('div', {}, h('h3', { text: 'Items here' }), items), h('div', {}, h('h3', { text: 'Players here' }), people), npcBlock),
         ),
         h('aside', { class: 'side' }, h('section', { class: 'card' }, onlineTitle, onlineList), h('section', { class: 'card' }, h('h3', { text: 'Inventory' }), inventoryList)),
       ),
@@ -162,6 +165,14 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     );
     if (room.more_characters > 0) people.append(h('li', { class: 'muted', text: `and ${room.more_characters.toLocaleString('en-US')} more` }));
     if (room.characters.length === 0) people.append(h('li', { class: 'muted', text: 'Nobody else.' }));
+    // NPCs under the game's own heading for them (look's `[Also here]`), only when there are any.
+    npcList.replaceChildren(
+      ...room.npcs.map(({ name }) =>
+        h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Examine', attrs: { type: 'button', 'aria-label': `Examine ${name}` }, onClick: () => void send(`examine ${name}`) })),
+      ),
+    );
+    if (room.more_npcs > 0) npcList.append(h('li', { class: 'muted', text: `and ${room.more_npcs.toLocaleString('en-US')} more` }));
+    npcBlock.hidden = room.npcs.length === 0;
   };
 
   const renderSide = () => {
@@ -336,18 +347,28 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     chat: (message) => {
       const line = chatLine(message, me);
       const said = line.action ? [] : [h('span', { class: 'speaker', text: `${line.speaker}:` }), ' '];
-      addLine(h('li', { class: `line chat ${line.channel}` }, clock(message.created_at), ...said, h('span', { class: 'text', text: line.text })));
+      // An NPC's words carry its badge; a room's or item's script narrates (play.css sets it apart).
+      const badge = message.speaker === 'npc' ? [h('span', { class: 'badge npc', text: 'NPC' }), ' '] : [];
+      const from = message.speaker ? ` from-${message.speaker}` : '';
+      addLine(h('li', { class: `line chat ${line.channel}${from}` }, clock(message.created_at), ...badge, ...said, h('span', { class: 'text', text: line.text })));
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
-      if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
+      // An NPC's event names it only (the view needs no more; its id is the building API's).
+      if (room && event.npc) {
+        if (!room.npcs.some((npc) => npc.name === event.character)) room.npcs.push({ id: '', name: event.character });
+      } else if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
-      write('movement', movementLine('arrive', event.character, event.direction, event.cause));
+      write(event.npc ? 'movement from-npc' : 'movement', movementLine('arrive', event.character, event.direction, event.cause));
     },
     leave: (event) => {
-      if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
+      if (room && event.npc) {
+        // NPCs may share a name: one of them left.
+        const index = room.npcs.findIndex((npc) => npc.name === event.character);
+        if (index >= 0) room.npcs.splice(index, 1);
+      } else if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
-      write('movement', movementLine('leave', event.character, event.direction, event.cause));
+      write(event.npc ? 'movement from-npc' : 'movement', movementLine('leave', event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === 'take' || event.action === 'vanish')) {

@@ -1328,6 +1328,207 @@ function openAdmin(session2, opener) {
   void refresh();
 }
 
+// web/build-scripts.ts
+var SCRIPT_HINT = 'JavaScript: onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args) and timers (README, "Scripting NPCs, rooms and items"). Empty: no script.';
+var SCRIPT_MAX_LENGTH = 65536;
+var ERRORS_SHOWN = 20;
+function kept(input2) {
+  let shown = "";
+  return {
+    show: (value) => {
+      if (input2.value === shown) input2.value = value;
+      shown = value;
+    },
+    changed: () => input2.value !== shown
+  };
+}
+function statusLine() {
+  const element = h("p", { class: "admin-status", attrs: { role: "status" } });
+  return {
+    element,
+    report: (outcome, done, saving = false) => {
+      const stale = !outcome.ok && outcome.status === 409 && saving;
+      element.textContent = outcome.ok ? done : stale ? `${outcome.detail}. What you typed is kept: save again to replace that version with it.` : outcome.detail;
+      element.dataset.ok = String(outcome.ok);
+      return outcome.ok;
+    }
+  };
+}
+function scriptArea() {
+  return h("textarea", { class: "script", attrs: { rows: "10", maxlength: String(SCRIPT_MAX_LENGTH), wrap: "off", spellcheck: "false", autocapitalize: "none", autocomplete: "off" } });
+}
+function scriptValue(area) {
+  return area.value.trim() === "" ? null : area.value;
+}
+function showLine(area, outcome) {
+  const line = !outcome.ok && outcome.status === 400 ? /\(line (\d+)\)/.exec(outcome.detail) : null;
+  if (!line) return;
+  const lines = area.value.split("\n");
+  const index = Math.min(Number(line[1]), lines.length) - 1;
+  const start = lines.slice(0, index).reduce((sum, text) => sum + text.length + 1, 0);
+  area.focus();
+  area.setSelectionRange(start, start + (lines[index]?.length ?? 0));
+  const lineHeight = parseFloat(getComputedStyle(area).lineHeight) || 18;
+  area.scrollTop = Math.max(0, (index - 3) * lineHeight);
+}
+function roomScript(save) {
+  const area = scriptArea();
+  const text = kept(area);
+  const status = statusLine();
+  const form2 = h("form", { class: "script-form" }, field("Room script", area, SCRIPT_HINT), h("button", { class: "primary", text: "Save script", attrs: { type: "submit" } }), status.element);
+  form2.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const outcome = await save(scriptValue(area));
+    status.report(outcome, scriptValue(area) === null ? "The room has no script now." : "Room script saved.", true);
+    showLine(area, outcome);
+  });
+  return { element: form2, show: (script) => text.show(script ?? "") };
+}
+function npcsHere(worldId) {
+  let roomId = null;
+  const editors = /* @__PURE__ */ new Map();
+  const list = h("ul", { class: "things npc-editors" });
+  const status = statusLine();
+  const npcPath = (npcId) => ({ world_id: worldId, npc_id: npcId });
+  const editor = (first) => {
+    let npc = first;
+    const summary = h("summary");
+    const details = h("details", {}, summary);
+    const name = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
+    const description = h("textarea", { attrs: { rows: "3", maxlength: "1000" } });
+    const area = scriptArea();
+    const fields = { name: kept(name), description: kept(description), script: kept(area) };
+    const own = statusLine();
+    const save = h("button", { class: "primary", text: "Save NPC", attrs: { type: "submit" } });
+    const remove = h("button", { class: "danger", text: "Delete", attrs: { type: "button" } });
+    const revert = h("button", { text: "Revert to the package", attrs: { type: "button" } });
+    const form2 = h("form", { class: "npc-form" }, field("Name", name), field("Description", description), field("Script", area, SCRIPT_HINT), h("div", { class: "npc-buttons" }, save, revert, remove), own.element);
+    details.append(form2);
+    form2.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const body = { version: npc.version };
+      if (fields.name.changed()) body.name = name.value;
+      if (fields.description.changed()) body.description = description.value;
+      if (fields.script.changed()) body.script = scriptValue(area);
+      if (Object.keys(body).length === 1) return void own.report({ ok: true, data: null }, "Nothing changed.");
+      const outcome = await call(api.PATCH("/api/worlds/{world_id}/npcs/{npc_id}", { params: { path: npcPath(npc.id) }, body }));
+      if (outcome.ok) show2(outcome.data);
+      own.report(outcome, `${outcome.ok ? outcome.data.name : npc.name} saved.`, true);
+      showLine(area, outcome);
+      if (!outcome.ok && outcome.status !== 400) await reload();
+    });
+    remove.addEventListener("click", async () => {
+      const sure = await ask({ question: `Delete ${npc.name}?`, detail: "It leaves the room at once; its script, timers and state go with it.", confirm: "Delete" });
+      if (!sure) return;
+      const outcome = await call(api.DELETE("/api/worlds/{world_id}/npcs/{npc_id}", { params: { path: npcPath(npc.id), query: { version: npc.version } } }));
+      status.report(outcome, `${npc.name} is gone.`);
+      await reload();
+    });
+    revert.addEventListener("click", async () => {
+      const outcome = await call(api.POST("/api/worlds/{world_id}/npcs/{npc_id}/revert", { params: { path: npcPath(npc.id) }, body: { version: npc.version } }));
+      if (outcome.ok) {
+        name.value = outcome.data.name;
+        description.value = outcome.data.description;
+        area.value = outcome.data.script ?? "";
+        show2(outcome.data);
+      }
+      own.report(outcome, `${npc.name} is as its package has it again.`);
+      await reload();
+    });
+    const show2 = (next) => {
+      if (next.version < npc.version) return;
+      npc = next;
+      const from = npc.script_file ? `script ${npc.script_file}` : npc.script ? "a builder's script" : "no script";
+      const home = npc.room_id === npc.standing_in ? "" : ` · lives in ${npc.room_id}`;
+      summary.replaceChildren(h("strong", { text: npc.name }), h("span", { class: "muted", text: ` ${npc.id} · version ${npc.version} · ${from}${home}` }));
+      fields.name.show(npc.name);
+      fields.description.show(npc.description);
+      fields.script.show(npc.script ?? "");
+      revert.hidden = !(npc.origin === "package" && npc.changed);
+      remove.setAttribute("aria-label", `Delete ${npc.name}`);
+    };
+    show2(first);
+    return {
+      element: h("li", {}, details),
+      show: show2,
+      open: () => {
+        details.open = true;
+        area.focus();
+      }
+    };
+  };
+  const reload = async () => {
+    if (roomId === null) return;
+    const listed = await call(api.GET("/api/worlds/{world_id}/npcs", { params: { path: { world_id: worldId } } }));
+    if (!listed.ok) return void status.report(listed, "");
+    const here = listed.data.npcs.filter((npc) => npc.standing_in === roomId);
+    for (const id of [...editors.keys()]) if (!here.some((npc) => npc.id === id)) editors.delete(id);
+    for (const npc of here) {
+      const known = editors.get(npc.id);
+      if (known) known.show(npc);
+      else editors.set(npc.id, editor(npc));
+    }
+    const shown = here.map((npc) => editors.get(npc.id).element);
+    if (shown.length !== list.children.length || shown.some((element, i) => list.children[i] !== element)) list.replaceChildren(...shown);
+    if (here.length === 0) list.replaceChildren(h("li", { class: "muted", text: "No NPC stands here." }));
+  };
+  const newName = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
+  const newDescription = h("input", { attrs: { type: "text", maxlength: "1000", autocomplete: "off" } });
+  const create = h("form", { class: "grant" }, field("NPC name", newName), field("NPC description", newDescription), h("button", { class: "primary", text: "Create NPC", attrs: { type: "submit" } }));
+  create.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (roomId === null) return;
+    const body = { name: newName.value, description: newDescription.value || `${newName.value.trim()}, nothing more.`, room_id: roomId };
+    const created = await call(api.POST("/api/worlds/{world_id}/npcs", { params: { path: { world_id: worldId } }, body }));
+    if (!status.report(created, created.ok ? `${created.data.name} stands here now: write its script below.` : "") || !created.ok) return;
+    newName.value = "";
+    newDescription.value = "";
+    await reload();
+    editors.get(created.data.id)?.open();
+  });
+  return {
+    element: h("div", {}, list, create, status.element),
+    load: (id) => {
+      roomId = id;
+      return reload();
+    }
+  };
+}
+function scriptErrors(worldId) {
+  const body = h("tbody");
+  const status = statusLine();
+  const refresh = h("button", { class: "small", text: "Refresh", attrs: { type: "button", "aria-label": "Refresh the script errors" } });
+  const table2 = h(
+    "table",
+    { class: "script-errors" },
+    h("caption", { class: "visually-hidden", text: "Script errors, newest first" }),
+    h("thead", {}, h("tr", {}, ...["When", "Script", "Hook", "Line", "What"].map((title) => h("th", { text: title, attrs: { scope: "col" } })))),
+    body
+  );
+  const load = async () => {
+    const listed = await call(api.GET("/api/worlds/{world_id}/script-errors", { params: { path: { world_id: worldId }, query: { limit: ERRORS_SHOWN } } }));
+    if (!listed.ok) return void status.report(listed, "");
+    body.replaceChildren(
+      ...listed.data.errors.map((error) => {
+        const when = utcDate(error.created_at);
+        const valid = !Number.isNaN(when.getTime());
+        return h(
+          "tr",
+          {},
+          h("td", {}, h("time", { text: valid ? when.toLocaleString() : error.created_at, attrs: { datetime: valid ? when.toISOString() : "" } })),
+          h("td", { text: error.owner }),
+          h("td", { text: error.hook }),
+          h("td", { text: error.line === null ? "" : String(error.line) }),
+          h("td", { class: "message" }, h("span", { class: "badge", text: error.kind }), " ", error.message)
+        );
+      })
+    );
+    if (listed.data.errors.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: "No script errors.", attrs: { colspan: "5" } })));
+  };
+  refresh.addEventListener("click", () => void load());
+  return { element: h("div", {}, h("div", { class: "errors-head" }, h("p", { class: "muted", text: `The ${ERRORS_SHOWN} newest, newest first.` }), refresh), h("div", { class: "table-wrap" }, table2), status.element), load };
+}
+
 // web/build.ts
 var BUILDER_ROLES = /* @__PURE__ */ new Set(["worldbuilder", "admin", "superuser"]);
 var DIRECTIONS = ["north", "south", "east", "west", "up", "down"];
@@ -1350,6 +1551,17 @@ function openBuild(session2, opener) {
   const itemName = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
   const itemDescription = h("input", { attrs: { type: "text", maxlength: "1000", autocomplete: "off" } });
   const itemForm = h("form", { class: "grant" }, field("Item name", itemName), field("Item description", itemDescription), h("button", { class: "primary", text: "Add item", attrs: { type: "submit" } }));
+  const npcs = npcsHere(worldId);
+  const errors = scriptErrors(worldId);
+  const script = roomScript(async (text) => {
+    if (!room) return { ok: false, status: 409, detail: "You are not in a room." };
+    const outcome = await call(api.PATCH("/api/worlds/{world_id}/rooms/{room_id}", { params: { path: roomPath(room.id) }, body: { version: room.version, script: text } }));
+    if (outcome.ok) {
+      room = { ...outcome.data, items: room.items };
+      render();
+    } else await load();
+    return outcome;
+  });
   const report = (outcome, done) => {
     status.textContent = outcome.ok ? done : outcome.detail;
     status.dataset.ok = String(outcome.ok);
@@ -1361,6 +1573,7 @@ function openBuild(session2, opener) {
     title.textContent = `${room.id} · zone ${room.zone} · version ${room.version}`;
     nameInput.value = room.name;
     descriptionInput.value = room.description;
+    script.show(room.script ?? null);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {
@@ -1401,6 +1614,7 @@ function openBuild(session2, opener) {
     if (!read.ok) return void report(read, "");
     room = read.data;
     render();
+    await Promise.all([npcs.load(room.id), errors.load()]);
   };
   roomForm.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -1446,7 +1660,10 @@ function openBuild(session2, opener) {
     title,
     h("section", { attrs: { "aria-labelledby": "build-room" } }, h("h3", { text: "This room", attrs: { id: "build-room" } }), roomForm),
     h("section", { attrs: { "aria-labelledby": "build-exits" } }, h("h3", { text: "Exits", attrs: { id: "build-exits" } }), exitList, digForm),
-    h("section", { attrs: { "aria-labelledby": "build-items" } }, h("h3", { text: "Items here", attrs: { id: "build-items" } }), itemList, itemForm)
+    h("section", { attrs: { "aria-labelledby": "build-items" } }, h("h3", { text: "Items here", attrs: { id: "build-items" } }), itemList, itemForm),
+    h("section", { attrs: { "aria-labelledby": "build-npcs" } }, h("h3", { text: "NPCs here", attrs: { id: "build-npcs" } }), npcs.element),
+    h("section", { attrs: { "aria-labelledby": "build-script" } }, h("h3", { text: "Room script", attrs: { id: "build-script" } }), script.element),
+    h("section", { attrs: { "aria-labelledby": "build-errors" } }, h("h3", { text: "Script errors", attrs: { id: "build-errors" } }), errors.element)
   );
   closeButton.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => {
@@ -1503,6 +1720,8 @@ function gameScreen(nav2, session2) {
   const exits = h("div", { class: "exits", attrs: { role: "group", "aria-label": "Exits" } });
   const items = h("ul", { class: "things" });
   const people = h("ul", { class: "things" });
+  const npcList = h("ul", { class: "things npcs" });
+  const npcBlock = h("div", { attrs: { hidden: true } }, h("h3", { text: "Also here" }), npcList);
   const log = h("ol", { class: "log", attrs: { role: "log", "aria-live": "polite", "aria-label": "What happens", tabindex: "0" } });
   const command = h("input", {
     attrs: {
@@ -1560,7 +1779,7 @@ function gameScreen(nav2, session2) {
           roomDescription,
           h("h3", { text: "Exits" }),
           exits,
-          h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Also here" }), people))
+          h("div", { class: "room-lists" }, h("div", {}, h("h3", { text: "Items here" }), items), h("div", {}, h("h3", { text: "Players here" }), people), npcBlock)
         ),
         h("aside", { class: "side" }, h("section", { class: "card" }, onlineTitle, onlineList), h("section", { class: "card" }, h("h3", { text: "Inventory" }), inventoryList))
       ),
@@ -1608,6 +1827,13 @@ function gameScreen(nav2, session2) {
     );
     if (room.more_characters > 0) people.append(h("li", { class: "muted", text: `and ${room.more_characters.toLocaleString("en-US")} more` }));
     if (room.characters.length === 0) people.append(h("li", { class: "muted", text: "Nobody else." }));
+    npcList.replaceChildren(
+      ...room.npcs.map(
+        ({ name }) => h("li", {}, h("span", { text: name }), h("button", { class: "small", text: "Examine", attrs: { type: "button", "aria-label": `Examine ${name}` }, onClick: () => void send(`examine ${name}`) }))
+      )
+    );
+    if (room.more_npcs > 0) npcList.append(h("li", { class: "muted", text: `and ${room.more_npcs.toLocaleString("en-US")} more` }));
+    npcBlock.hidden = room.npcs.length === 0;
   };
   const renderSide = () => {
     onlineTitle.textContent = `Online (${online.length})`;
@@ -1752,18 +1978,25 @@ function gameScreen(nav2, session2) {
     chat: (message) => {
       const line = chatLine(message, me);
       const said = line.action ? [] : [h("span", { class: "speaker", text: `${line.speaker}:` }), " "];
-      addLine(h("li", { class: `line chat ${line.channel}` }, clock(message.created_at), ...said, h("span", { class: "text", text: line.text })));
+      const badge = message.speaker === "npc" ? [h("span", { class: "badge npc", text: "NPC" }), " "] : [];
+      const from = message.speaker ? ` from-${message.speaker}` : "";
+      addLine(h("li", { class: `line chat ${line.channel}${from}` }, clock(message.created_at), ...badge, ...said, h("span", { class: "text", text: line.text })));
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
-      if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
+      if (room && event.npc) {
+        if (!room.npcs.some((npc) => npc.name === event.character)) room.npcs.push({ id: "", name: event.character });
+      } else if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
-      write("movement", movementLine("arrive", event.character, event.direction, event.cause));
+      write(event.npc ? "movement from-npc" : "movement", movementLine("arrive", event.character, event.direction, event.cause));
     },
     leave: (event) => {
-      if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
+      if (room && event.npc) {
+        const index = room.npcs.findIndex((npc) => npc.name === event.character);
+        if (index >= 0) room.npcs.splice(index, 1);
+      } else if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
-      write("movement", movementLine("leave", event.character, event.direction, event.cause));
+      write(event.npc ? "movement from-npc" : "movement", movementLine("leave", event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === "take" || event.action === "vanish")) {
