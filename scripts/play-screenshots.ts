@@ -3,13 +3,16 @@
  * SQLite database) in headless Chromium and saves what the play client shows, at desktop
  * (1280×800) and phone (375×812) size and on the phone with its keyboard open (375×400), as
  * docs/play-desktop.png, docs/play-phone.png and docs/play-phone-keyboard.png, then the staff
- * view as docs/play-admin.png (the README shows them). Needs the browser the browser tests use
- * (test/browser/browser.ts).
+ * view as docs/play-admin.png; then the demo world's living scene, the Sooty Heron's taproom
+ * with Maud the Barkeep and the Heron Yard behind it, as docs/play-npcs-taproom.png and
+ * docs/play-npcs-yard.png, and a worldbuilder's Build panel at Maud's script, refused naming
+ * its line, as docs/play-build-npcs.png (the README shows them). Needs the browser the browser
+ * tests use (test/browser/browser.ts).
  */
 import path from 'node:path';
 import { startTestServer } from '../test/helpers/test-server.ts';
 import { GOOD_PASSWORD } from '../test/helpers/accounts.ts';
-import { createUser } from '../test/helpers/accounts.ts';
+import { bearer, createUser, login } from '../test/helpers/accounts.ts';
 import { loginAs, okCmd, registerGuest, selectCharacter, type Player } from '../test/helpers/players.ts';
 import { DESKTOP, PHONE, launchChromium, openPlay } from '../test/browser/browser.ts';
 
@@ -80,7 +83,62 @@ try {
   await staff.page.getByRole('button', { name: `Ban ${mara.username}` }).click();
   await staff.page.waitForTimeout(300);
   await staff.page.screenshot({ path: path.join(DOCS, 'play-admin.png') });
-  console.log('Wrote docs/play-desktop.png, docs/play-phone.png, docs/play-phone-keyboard.png and docs/play-admin.png.');
+
+  // The living scene: Wren walks into the Sooty Heron, where Maud greets her and answers.
+  await page.setViewportSize(DESKTOP);
+  await page.locator('#command').blur();
+  await okCmd(mara, 'east');
+  await okCmd(mara, 'east');
+  await type('east');
+  await type('east');
+  await page.locator('.log li.from-npc', { hasText: 'Evening, Wren Ashdown' }).waitFor();
+  await okCmd(mara, 'say An ale for each of us, Maud, and the news.');
+  await page.locator('.log li.from-npc', { hasText: 'A penny, when you have one, Mara Vell.' }).waitFor();
+  await type('say What is this about the old drain?');
+  await page.locator('.log li.from-npc', { hasText: 'Pull the chain' }).waitFor();
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(DOCS, 'play-npcs-taproom.png') });
+
+  // Out the back: the yard's cat, and the yard's own verb, which its script answers.
+  await type('north');
+  await page.locator('.room .npcs li', { hasText: 'Smudge the Cat' }).waitFor();
+  await page.getByRole('button', { name: 'Examine Smudge the Cat' }).click();
+  await page.waitForTimeout(300);
+  await type('pull chain');
+  await page.locator('.log li.from-world', { hasText: 'hauls on the rusty chain' }).waitFor();
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(DOCS, 'play-npcs-yard.png') });
+
+  // A worldbuilder in the taproom opens Maud's script; a slip is refused naming its line.
+  await createUser(server, 'mason', 'worldbuilder');
+  const builder = await server.post('/characters/create', { world_id: 'emberwick' }, bearer(await login(server, 'mason')));
+  await server.db('characters').where({ id: builder.body.character_id }).update({ room_id: 'sooty_heron_taproom' });
+  const build = await openPlay(browser, server.url, { width: DESKTOP.width, height: 1000 });
+  await build.page.getByRole('textbox', { name: 'Username' }).fill('mason');
+  await build.page.getByRole('textbox', { name: 'Password' }).fill(GOOD_PASSWORD);
+  await build.page.getByRole('button', { name: 'Log in' }).click();
+  await build.page.getByRole('button', { name: `Play as ${builder.body.character_name}` }).click();
+  await build.page.locator('.connection[data-state="live"]').waitFor();
+  await build.page.getByRole('button', { name: 'Build' }).click();
+  const dialog = build.page.getByRole('dialog', { name: 'Build' });
+  const maud = dialog.locator('.npc-editors li', { hasText: 'Maud the Barkeep' });
+  await maud.locator('summary').click();
+  const script = maud.getByRole('textbox', { name: 'Script', exact: true });
+  const source = await script.inputValue();
+  const slip = source.replace('function onSay(actor, text)', 'function onSay(actor, text');
+  if (slip === source) throw new Error("Maud's script has no onSay(actor, text) to break");
+  await script.fill(slip);
+  await maud.getByRole('button', { name: 'Save NPC' }).click();
+  await maud.getByText('The script does not compile').waitFor();
+  // Maud's editor at the top of the panel, below its header.
+  await maud.locator('summary').evaluate((summary) => {
+    const panel = summary.closest('dialog')!;
+    panel.scrollTo(0, panel.scrollTop + summary.getBoundingClientRect().top - panel.querySelector('header')!.getBoundingClientRect().bottom - 12);
+  });
+  await build.page.bringToFront();
+  await build.page.waitForTimeout(300);
+  await build.page.screenshot({ path: path.join(DOCS, 'play-build-npcs.png') });
+  console.log('Wrote docs/play-desktop.png, docs/play-phone.png, docs/play-phone-keyboard.png, docs/play-admin.png, docs/play-npcs-taproom.png, docs/play-npcs-yard.png and docs/play-build-npcs.png.');
 } finally {
   await browser.close();
   await server.close();
