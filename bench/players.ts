@@ -62,6 +62,30 @@ export interface PlayersOptions {
   crowd: number;
 }
 
+/** NPCs in the grid world (the `npcs` suite): how many, and whether a hostile script runs in a world of its own. */
+export interface NpcLoad {
+  npcs: number;
+  hostile: boolean;
+}
+
+const NO_NPCS: NpcLoad = { npcs: 0, hostile: false };
+
+/**
+ * Each NPC's script: a timer every 10 s (started at a random moment of the first 10 s, as a
+ * builder spreads a crowd's timers) that counts in `state`, and an answer to every player's say
+ * in its room.
+ */
+const NPC_SCRIPT = `function onLoad() { after(1 + random() * 9, "start"); }
+function start() { every(10, "tick"); tick(); }
+function tick() { state.ticks = (state.ticks || 0) + 1; }
+function onSay(actor, text) { if (text.startsWith("bench-say-")) self.say("bench-npc heard " + actor.name); }
+`;
+
+/** The hostile script: a busy loop to its CPU limit every second, never suspended (faults_to_suspend is raised for it). */
+const HOSTILE_SCRIPT = `function onLoad() { every(1, "spin"); }
+function spin() { for (;;) {} }
+`;
+
 export interface PlayersRun {
   scenario: string;
   players: number;
@@ -91,6 +115,12 @@ export interface PlayersRun {
   /** This process's CPU in % of one core, and its worst lateness sending a due command. */
   generatorCpuPercent: number;
   generatorLagMaxMs: number;
+  /** NPCs in the grid world, and the script runs during the measurement (all worlds), their mean wall time in the sandbox, and those that failed. */
+  npcs: number;
+  hostile: boolean;
+  scriptRunsPerSecond: number;
+  scriptRunMeanMs: number;
+  scriptRunsFailed: number;
   withinBounds: boolean;
 }
 
@@ -114,13 +144,13 @@ const log = (message: string): void => {
 
 const roomId = (x: number, y: number): string => `r_${x}_${y}`;
 
-/** A temp worlds root holding only the grid world. */
-async function gridWorld(side: number): Promise<{ root: string; remove: () => Promise<void> }> {
+/** A temp worlds root holding the grid world (with `load.npcs` NPCs spread over it) and, for a hostile load, a world with the hostile script. */
+async function gridWorld(side: number, load: NpcLoad = NO_NPCS): Promise<{ root: string; remove: () => Promise<void> }> {
   const root = await mkdtemp(path.join(tmpdir(), 'mud-bench-grid-'));
   const dir = path.join(root, WORLD_ID);
   await mkdir(path.join(dir, 'zones'), { recursive: true });
   const centre = Math.floor(side / 2);
-  const rooms = [];
+  const rooms: Array<{ id: string; name: string; description: string; exits: Record<string, string>; items: string[] }> = [];
   const items = [];
   for (let y = 0; y < side; y++) {
     for (let x = 0; x < side; x++) {
@@ -145,7 +175,22 @@ async function gridWorld(side: number): Promise<{ root: string; remove: () => Pr
       character_policy: { access_mode: 'open', naming_mode: 'generated', slot_limit_per_account: 10 },
     }),
   );
-  await writeFile(path.join(dir, 'zones', 'grid.json'), JSON.stringify({ id: 'grid', name: 'Grid', description: 'The grid.', spawn_room: roomId(centre, centre), rooms, items }));
+  const npcs = Array.from({ length: load.npcs }, (_, i) => ({ id: `npc_${i}`, name: `Bench NPC ${letters(i, 4)}`, description: 'A bench NPC.', room: rooms[i % rooms.length]!.id, script: 'scripts/npc.js' }));
+  if (npcs.length > 0) {
+    await mkdir(path.join(dir, 'scripts'));
+    await writeFile(path.join(dir, 'scripts', 'npc.js'), NPC_SCRIPT);
+  }
+  await writeFile(path.join(dir, 'zones', 'grid.json'), JSON.stringify({ id: 'grid', name: 'Grid', description: 'The grid.', spawn_room: roomId(centre, centre), rooms, items, npcs }));
+  if (load.hostile) {
+    const hostile = path.join(root, 'hostile');
+    await mkdir(path.join(hostile, 'zones'), { recursive: true });
+    await mkdir(path.join(hostile, 'scripts'));
+    await writeFile(path.join(hostile, 'scripts', 'spin.js'), HOSTILE_SCRIPT);
+    await writeFile(path.join(hostile, 'world.json'), JSON.stringify({ name: 'Hostile', description: 'One busy loop.', default_spawn: { zone: 'pit', room: 'pit' }, zones: ['pit'] }));
+    const pit = { id: 'pit', name: 'Pit', description: 'A pit.', exits: {}, items: [] };
+    const spinner = { id: 'spinner', name: 'Spinner', description: 'It spins.', room: 'pit', script: 'scripts/spin.js' };
+    await writeFile(path.join(hostile, 'zones', 'pit.json'), JSON.stringify({ id: 'pit', name: 'Pit', description: 'The pit.', spawn_room: 'pit', rooms: [pit], items: [], npcs: [spinner] }));
+  }
   return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }
 
@@ -213,6 +258,21 @@ async function seedPlayers(server: BenchServer, databaseUrl: string | undefined,
   } finally {
     await db.destroy();
   }
+}
+
+const NO_RUNS = { runs: 0, failed: 0, seconds: 0 };
+
+/** The script runs so far (all outcomes), those that failed, and their wall time in seconds, from the server's /metrics. */
+async function scriptTotals(baseUrl: URL): Promise<{ runs: number; failed: number; seconds: number }> {
+  const text = await (await fetch(new URL('/metrics', baseUrl))).text();
+  let runs = 0;
+  let failed = 0;
+  for (const m of text.matchAll(/^mud_script_runs_total\{outcome="([^"]+)"\} (\S+)$/gm)) {
+    runs += Number(m[2]);
+    if (m[1] !== 'ok') failed += Number(m[2]);
+  }
+  const seconds = Number(/^mud_script_run_seconds_total (\S+)$/m.exec(text)?.[1] ?? 0);
+  return { runs, failed, seconds };
 }
 
 class Run {
@@ -359,6 +419,8 @@ async function runOne(
   places: Array<[number, number]>,
   crowd: boolean,
   serverLog: string[],
+  /** The npcs suite's load; null for the players suite (no NPCs, no metrics). */
+  load: NpcLoad | null = null,
 ): Promise<PlayersRun> {
   const n = places.length;
   log(`${scenario}: starting the server`);
@@ -370,12 +432,23 @@ async function runOne(
       MUD_EVENTS_STREAMS_PER_INSTANCE: String(Math.max(5000, n + 100)),
       // Every player's stream comes from the generator's one address.
       MUD_EVENTS_STREAMS_PER_ADDRESS: String(Math.max(50, n + 100)),
+      // The npcs suite reads the script runs from /metrics (in all its runs, alike); the hostile script keeps running however often it fails.
+      ...(load ? { MUD_METRICS_MODE: 'open', MUD_SCRIPTS_FAULTS_TO_SUSPEND: '1000' } : {}),
     },
     { cpuCore: hasTaskset() ? SERVER_CORE : undefined, asShipped: true },
   );
   const run = new Run();
   const players: Player[] = [];
   try {
+    if (load && load.npcs > 0) {
+      // Every NPC's onLoad has run once the world's clock is held: only then is the load steady.
+      log(`${scenario}: waiting for the ${load.npcs} NPCs' scripts to load`);
+      const deadline = performance.now() + 300_000;
+      while ((await scriptTotals(new URL(server.url))).runs < load.npcs) {
+        if (performance.now() > deadline) throw new Error('the NPCs did not load within 300 s');
+        await sleep(500);
+      }
+    }
     log(`${scenario}: writing ${n} characters and sessions`);
     players.push(...(await seedPlayers(server, databaseUrl, places)));
     for (const p of players) run.place(p, 1);
@@ -391,9 +464,9 @@ async function runOne(
     const total = WARMUP_SECONDS + options.seconds;
     log(`${scenario}: ${n} players, one command each per ${options.intervalSeconds} s; warm-up ${WARMUP_SECONDS} s, then ${options.seconds} s measured`);
     const start = performance.now();
-    const warmedUp = sleep(WARMUP_SECONDS * 1000).then(() => {
+    const warmedUp = sleep(WARMUP_SECONDS * 1000).then(async () => {
       run.measuring = true;
-      return { cpu: cpuMs(server.pid), own: process.cpuUsage(), at: performance.now() };
+      return { cpu: cpuMs(server.pid), own: process.cpuUsage(), at: performance.now(), scripts: load ? await scriptTotals(baseUrl) : NO_RUNS };
     });
     const driving = drive(run, baseUrl, players, options.intervalSeconds, crowd, start + total * 1000, sayCounter);
     const before = await warmedUp;
@@ -401,6 +474,8 @@ async function runOne(
     const cpuAfter = cpuMs(server.pid);
     const ownAfter = process.cpuUsage(before.own);
     const wallMs = performance.now() - before.at;
+    const scriptsAfter = load ? await scriptTotals(baseUrl) : NO_RUNS;
+    const scriptRuns = scriptsAfter.runs - before.scripts.runs;
     const rss = round(rssKb(server.pid) / 1024, 1);
     await driving;
     await sleep(500);
@@ -430,6 +505,11 @@ async function runOne(
       droppedStreams: run.dropped,
       generatorCpuPercent: round(((ownAfter.user + ownAfter.system) / 1000 / wallMs) * 100, 1),
       generatorLagMaxMs: round(run.lagMax),
+      npcs: load?.npcs ?? 0,
+      hostile: load?.hostile ?? false,
+      scriptRunsPerSecond: round((scriptRuns * 1000) / wallMs, 1),
+      scriptRunMeanMs: round(((scriptsAfter.seconds - before.scripts.seconds) * 1000) / Math.max(1, scriptRuns), 3),
+      scriptRunsFailed: scriptsAfter.failed - before.scripts.failed,
       withinBounds: false,
     };
     result.withinBounds =
@@ -441,7 +521,8 @@ async function runOne(
       opened === n;
     log(
       `${scenario}: ${result.commandsPerSecond} commands/s${result.errors > 0 ? ` (errors: ${JSON.stringify(result.errorKinds)})` : ''}, p50 ${result.commandP50Ms} / p99 ${result.commandP99Ms} ms, delivery p99 ${result.deliveryP99Ms} ms, ` +
-        `${result.serverCpuPercent}% server CPU, ${result.rssMb} MB RSS, ${result.droppedStreams} dropped, generator ${result.generatorCpuPercent}% CPU`,
+        `${result.serverCpuPercent}% server CPU, ${result.rssMb} MB RSS, ${result.droppedStreams} dropped, generator ${result.generatorCpuPercent}% CPU` +
+        (load ? `, ${result.scriptRunsPerSecond} script runs/s of ${result.scriptRunMeanMs} ms (${result.scriptRunsFailed} failed)` : ''),
     );
     return result;
   } finally {
@@ -520,6 +601,117 @@ export function playersTable(r: PlayersResult): string {
     `players (${r.database}, Node ${r.node}, ${r.pinned ? 'server on core 0, generator on core 1' : 'not pinned'}): a ${r.grid} × ${r.grid} grid, each player with an open event stream and one command per ${r.commandIntervalSeconds} s (say 40%, move 20%, look 20%, get/drop 10%, who/inventory 10%; the one-room run looks instead of moving), ${r.seconds} s measured after a ${WARMUP_SECONDS} s warm-up.`,
     `Bounds: command p99 < ${r.bounds.commandP99Ms} ms from the scheduled send, say → heard by each other player in the room p99 < ${r.bounds.deliveryP99Ms} ms, RSS < ${r.bounds.rssMb} MB, no stream dropped. Largest N within them: ${r.largestWithinBounds ?? 'none of those run'}.`,
     'A generator near 100% CPU or with a lag of tens of ms measures itself, not the server. Figures on a shared machine are noisy: rerun on a quiet one before comparing.',
+  ];
+  return `${markdownTable(header, rows)}\n\n${notes.join('\n')}`;
+}
+
+export interface NpcsOptions {
+  players: number;
+  npcs: number;
+  seconds: number;
+  intervalSeconds: number;
+  grid: number;
+}
+
+export interface NpcsResult {
+  database: 'sqlite' | 'postgresql';
+  node: string;
+  pinned: boolean;
+  grid: number;
+  commandIntervalSeconds: number;
+  seconds: number;
+  bounds: { commandP99Ms: number; deliveryP99Ms: number };
+  /** Players alone, with the NPCs, with the NPCs and the hostile world. */
+  runs: PlayersRun[];
+  /** Server CPU per script run: the CPU the NPCs' run added over players alone, over their runs (ms). */
+  cpuPerScriptRunMs: number | null;
+  /** Server memory per NPC: the RSS the NPCs' run added over players alone, over the NPCs (KB). */
+  memoryPerNpcKb: number | null;
+  serverLogLines: number;
+}
+
+/**
+ * The `npcs` suite (BENCH_SUITE=npcs): the players suite's grid and mix with BENCH_PLAYERS
+ * players (its first value; default 2000), three times on fresh servers: players alone, with
+ * BENCH_NPCS NPCs (default 2000; two or so a room) whose scripts run every 10 s and answer every
+ * say in their rooms, and the same with one hostile script in a world of its own (a busy loop to
+ * its CPU limit every second). Bounds as for players alone.
+ */
+export async function runNpcsSuite(databaseUrl: string | undefined, options: NpcsOptions): Promise<{ result: NpcsResult; serverLog: string[] }> {
+  const pinned = hasTaskset();
+  const previousMask = pinned ? pinSelf(CLIENT_CORE) : undefined;
+  log(pinned ? `server pinned to core ${SERVER_CORE}, load generator to core ${CLIENT_CORE}` : 'taskset not found: nothing pinned');
+  const side = options.grid;
+  const places = Array.from({ length: options.players }, (_, i): [number, number] => [i % side, Math.floor(i / side) % side]);
+  const playersOptions: PlayersOptions = { sizes: [options.players], seconds: options.seconds, intervalSeconds: options.intervalSeconds, grid: side, crowd: 0 };
+  const serverLog: string[] = [];
+  const runs: PlayersRun[] = [];
+  try {
+    for (const load of [NO_NPCS, { npcs: options.npcs, hostile: false }, { npcs: options.npcs, hostile: true }]) {
+      const world = await gridWorld(side, load);
+      const scenario = `${options.players} players${load.npcs > 0 ? ` + ${load.npcs} NPCs` : ''}${load.hostile ? ' + hostile world' : ''}`;
+      try {
+        runs.push(await runOne(databaseUrl, playersOptions, world.root, scenario, places, false, serverLog, load));
+      } finally {
+        await world.remove();
+      }
+    }
+  } finally {
+    if (previousMask) restoreAffinity(previousMask);
+  }
+  const [alone, withNpcs] = runs;
+  const scriptRuns = withNpcs ? (withNpcs.scriptRunsPerSecond * options.seconds) : 0;
+  const cpuMsOf = (r: PlayersRun): number => (r.serverCpuPercent / 100) * options.seconds * 1000;
+  return {
+    result: {
+      database: databaseUrl ? 'postgresql' : 'sqlite',
+      node: process.version,
+      pinned,
+      grid: side,
+      commandIntervalSeconds: options.intervalSeconds,
+      seconds: options.seconds,
+      bounds: { commandP99Ms: TARGET_COMMAND_P99_MS, deliveryP99Ms: TARGET_DELIVERY_P99_MS },
+      runs,
+      cpuPerScriptRunMs: alone && withNpcs && scriptRuns > 0 ? round((cpuMsOf(withNpcs) - cpuMsOf(alone)) / scriptRuns, 3) : null,
+      memoryPerNpcKb: alone && withNpcs && options.npcs > 0 ? round(((withNpcs.rssMb - alone.rssMb) * 1024) / options.npcs, 1) : null,
+      serverLogLines: serverLog.length,
+    },
+    serverLog: serverLog.slice(0, 20),
+  };
+}
+
+export function npcsOptionsFromEnv(): NpcsOptions {
+  const players = playersOptionsFromEnv();
+  return {
+    players: process.env.BENCH_PLAYERS ? players.sizes[0]! : 2000,
+    npcs: positiveNumberEnv('BENCH_NPCS', 2000, true),
+    seconds: players.seconds,
+    intervalSeconds: players.intervalSeconds,
+    grid: players.grid,
+  };
+}
+
+export function npcsTable(r: NpcsResult): string {
+  const header = ['run', 'commands/s', 'command p50 / p99 ms', 'say → heard p50 / p99 ms', 'heard / expected', 'script runs/s', 'ms / run (sandbox)', 'failed runs', 'server CPU %', 'RSS MB', 'dropped', 'non-2xx / errors', 'within bounds'];
+  const rows = r.runs.map((run) => [
+    run.scenario,
+    String(run.commandsPerSecond),
+    `${run.commandP50Ms} / ${run.commandP99Ms}`,
+    `${run.deliveryP50Ms} / ${run.deliveryP99Ms}`,
+    `${run.deliveriesReceived} / ${run.deliveriesExpected}`,
+    String(run.scriptRunsPerSecond),
+    String(run.scriptRunMeanMs),
+    String(run.scriptRunsFailed),
+    String(run.serverCpuPercent),
+    String(run.rssMb),
+    String(run.droppedStreams),
+    `${run.non2xx} / ${run.errors}`,
+    run.withinBounds ? 'yes' : 'NO',
+  ]);
+  const notes = [
+    `npcs (${r.database}, Node ${r.node}, ${r.pinned ? 'server on core 0, generator on core 1' : 'not pinned'}): the players suite's ${r.grid} × ${r.grid} grid and mix, one command per player per ${r.commandIntervalSeconds} s, ${r.seconds} s measured after the NPCs loaded and a ${WARMUP_SECONDS} s warm-up. Each NPC's script counts in its state every 10 s and answers every say in its room; the hostile world's script runs a busy loop to its CPU limit every second.`,
+    `Bounds: command p99 < ${r.bounds.commandP99Ms} ms, say → heard p99 < ${r.bounds.deliveryP99Ms} ms (players' says, heard by the other players in the room), no stream dropped.`,
+    `Server CPU per script run (the NPCs' run over players alone): ${r.cpuPerScriptRunMs ?? 'n/a'} ms; server memory per NPC: ${r.memoryPerNpcKb ?? 'n/a'} KB. Noisy on a shared machine: compare runs of one sitting.`,
   ];
   return `${markdownTable(header, rows)}\n\n${notes.join('\n')}`;
 }

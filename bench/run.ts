@@ -21,6 +21,9 @@
  * only when named: BENCH_SUITE=players, with BENCH_PLAYERS (comma-separated N, default
  * 1000,5000,10000), BENCH_PLAYERS_SECONDS (default 30), BENCH_COMMAND_INTERVAL (seconds between
  * one player's commands, default 10), BENCH_GRID (default 32) and BENCH_CROWD (default 500).
+ * The `npcs` suite (bench/players.ts) runs the players suite's grid with BENCH_PLAYERS players
+ * (its first value, default 2000) alone, with BENCH_NPCS scripted NPCs (default 2000), and with
+ * a hostile script in another world: BENCH_SUITE=npcs, with the players suite's other variables.
  * The `building` suite (bench/building.ts) times building changes in worlds of growing size:
  * BENCH_SUITE=building, with BENCH_BUILD_ROOMS (comma-separated sizes, default 500,3000,10000),
  * BENCH_BUILD_CHANGES (default 40) and BENCH_ROUNDS (default 3).
@@ -29,8 +32,8 @@
  * 10000), BENCH_BACKUP_CHAT (default 100000), BENCH_BACKUP_RATE (default 50),
  * BENCH_BACKUP_SECONDS (default 10) and BENCH_ROUNDS (default 3); copy-db's PostgreSQL end is
  * a new database on BENCH_DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres).
- * BENCH_SUITE=platform|game|axis|events|hot|faults|players|building|backup runs one suite; unset,
- * all but faults, players, building and backup.
+ * BENCH_SUITE=platform|game|axis|events|hot|faults|players|npcs|building|backup runs one suite; unset,
+ * all but faults, players, npcs, building and backup.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -44,7 +47,7 @@ import { worldsWithAxisEngine } from './game-world.ts';
 import { eventsTable, runEventsSuite, type EventsResult } from './events.ts';
 import { hotTables, runHotSuite, type HotResult } from './hot.ts';
 import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
-import { playersOptionsFromEnv, playersTable, runPlayersSuite, type PlayersResult } from './players.ts';
+import { npcsOptionsFromEnv, npcsTable, playersOptionsFromEnv, playersTable, runNpcsSuite, runPlayersSuite, type NpcsResult, type PlayersResult } from './players.ts';
 import { buildingTable, runBuildingSuite, type BuildingResult } from './building.ts';
 import { backupTable, runBackupSuite, type BackupResult } from './backup.ts';
 
@@ -88,6 +91,8 @@ interface BenchReport {
   faults?: FaultsResult;
   /** The `players` suite (capacity of one instance), when it ran. */
   players?: PlayersResult;
+  /** The `npcs` suite (players with NPCs and a hostile script), when it ran. */
+  npcs?: NpcsResult;
   /** The `building` suite (a building change as the world grows), when it ran. */
   building?: BuildingResult;
   /** The `backup` suite (backup and copy-db on a large database), when it ran. */
@@ -195,7 +200,7 @@ async function main(): Promise<void> {
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
   // Suites that run only when named, alone.
-  const alone = only === 'players' || only === 'building' || only === 'backup';
+  const alone = only === 'players' || only === 'npcs' || only === 'building' || only === 'backup';
   for (const suite of suites) {
     if (alone) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
@@ -262,6 +267,13 @@ async function main(): Promise<void> {
     if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
   }
 
+  if (only === 'npcs') {
+    const { result, serverLog } = await runNpcsSuite(databaseUrl, npcsOptionsFromEnv());
+    report.npcs = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
   if (!alone && (!only || 'hot'.startsWith(only))) {
     const { result, serverLog } = await runHotSuite(databaseUrl, hotOptions);
     report.hot = result;
@@ -280,6 +292,7 @@ async function main(): Promise<void> {
     ...(report.hot ? [hotTables(report.hot)] : []),
     ...(report.faults ? [faultsTable(report.faults)] : []),
     ...(report.players ? [playersTable(report.players)] : []),
+    ...(report.npcs ? [npcsTable(report.npcs)] : []),
     ...(report.building ? [buildingTable(report.building)] : []),
     ...(report.backup ? [backupTable(report.backup)] : []),
   ];

@@ -1447,6 +1447,107 @@ export interface paths {
         patch: operations["updateWorldItem"];
         trace?: never;
     };
+    "/api/worlds/{world_id}/npcs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the NPCs of a world
+         * @description Permission EDIT_WORLD and access to the world. Every NPC, the package's and the builders', with where it stands now and its script.
+         */
+        get: operations["listWorldNpcs"];
+        put?: never;
+        /**
+         * Create an NPC
+         * @description Permission CREATE_ROOMS and access to the world. The NPC lives in `room_id` (its home) and
+         *     appears there at once. Without `id`, one is made from the name. A `script` is compiled
+         *     first: one that does not compile answers 400 naming its line, and nothing is written.
+         */
+        post: operations["createWorldNpc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/npcs/{npc_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one NPC
+         * @description Permission EDIT_WORLD and access to the world. `ETag` carries the NPC's version, for `If-Match` on the next write.
+         */
+        get: operations["getWorldNpc"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an NPC
+         * @description Permission CREATE_ROOMS and access to the world; the NPC's version as `If-Match` or `version`. It leaves its room at once; its script's timers and state go with it.
+         */
+        delete: operations["deleteWorldNpc"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an NPC's name, description, home or script
+         * @description Permission EDIT_WORLD and access to the world; the version you last read as `If-Match` or
+         *     `version` (409 when it changed meanwhile). A new home takes the NPC there at once. A
+         *     `script` is compiled first (400 naming its line when it does not compile); `null` or an
+         *     empty string removes it. A saved script runs again (its `onLoad`), even one suspended
+         *     after faults.
+         */
+        patch: operations["updateWorldNpc"];
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/npcs/{npc_id}/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put an NPC back as its package has it
+         * @description Permission EDIT_WORLD and access to the world; the NPC's version as `If-Match` or `version`. Its name, description, home and script become the package's (a deleted package NPC comes back, at its home). Refused (409) for an NPC the package does not have.
+         */
+        post: operations["revertWorldNpc"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/worlds/{world_id}/script-errors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What went wrong in the world's scripts, newest first
+         * @description Permission EDIT_WORLD and access to the world. Each error names the script (`npc:<id>`,
+         *     `room:<id>` or `item:<row id>`), the hook that ran, what kind of fault it was (a throw, the
+         *     CPU or memory limit, too many actions, a chain too deep, state too large), its message and
+         *     line, and when. Players never see them. Page back with `before`; `owner` keeps one script's.
+         */
+        get: operations["listScriptErrors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/worlds/{world_id}/changes": {
         parameters: {
             query?: never;
@@ -2003,21 +2104,25 @@ export interface components {
          * @enum {string}
          */
         MoveCause: "walk" | "recall" | "login" | "logout";
-        /** @description `arrive`: another character entered the room. */
+        /** @description `arrive`: another character, or an NPC, entered the room. */
         ArriveEvent: {
             character: string;
             room_id: string;
             /** @description The direction it walked in (null unless `cause` is `walk`). */
             direction: string | null;
             cause: components["schemas"]["MoveCause"];
+            /** @description Present (true) when it is an NPC. */
+            npc?: boolean;
         };
-        /** @description `leave`: another character left the room. */
+        /** @description `leave`: another character, or an NPC, left the room. */
         LeaveEvent: {
             character: string;
             room_id: string;
             /** @description The direction it walked in (null unless `cause` is `walk`). */
             direction: string | null;
             cause: components["schemas"]["MoveCause"];
+            /** @description Present (true) when it is an NPC. */
+            npc?: boolean;
         };
         /** @description `item`: another character took an item from the room or dropped one in it (`take`, `drop`), or a builder's change made one appear in the room or vanish from it (`appear`: created, moved here or renamed; `vanish`: deleted, moved away or renamed; `character` is null). */
         ItemEvent: {
@@ -2041,7 +2146,7 @@ export interface components {
             look: string;
             room: components["schemas"]["Room"];
         };
-        /** @description A room as the character sees it, the same as `look` shows it: its exits with the names of the rooms they lead to, the items lying there and the other characters in it. The lists name at most 50 entries each and count the rest (`more_items`, `more_characters`). */
+        /** @description A room as the character sees it, the same as `look` shows it: its exits with the names of the rooms they lead to, the items lying there, the other characters in it and the NPCs there. The lists name at most 50 entries each and count the rest (`more_items`, `more_characters`, `more_npcs`). */
         Room: {
             id: string;
             name: string;
@@ -2067,6 +2172,13 @@ export interface components {
             }[];
             /** @description Characters there beyond those listed. */
             more_characters: number;
+            /** @description The NPCs standing there (`[Also here]` in the text), by name. */
+            npcs: {
+                id: string;
+                name: string;
+            }[];
+            /** @description NPCs there beyond those listed. */
+            more_npcs: number;
         };
         /** @description A command's outcome; `room` when the answer shows a room (look, a move, go, recall). */
         CommandResult: {
@@ -2121,6 +2233,11 @@ export interface components {
             channel: components["schemas"]["ChatChannel"];
             recipient: string | null;
             created_at: string;
+            /**
+             * @description Present when no character spoke it - an NPC (`npc`), or a room or item's script (`world`, an echo of the room).
+             * @enum {string}
+             */
+            speaker?: "npc" | "world";
         };
         /**
          * @description `say`, `yell`, `whisper` and `emote` are heard in a room; `tell` (to one character) and
@@ -2534,7 +2651,58 @@ export interface components {
             /** @enum {string} */
             origin: "package" | "builder";
             changed: boolean;
+            /** @description The room's script in force (its package file's or a builder's). */
+            script?: string | null;
             items?: components["schemas"]["BuildItem"][];
+        };
+        /** @description An NPC as the world now has it. `room_id` is its home, `standing_in` where it stands now (its script may walk it). `script` is the script in force (the package's file, `script_file`, or a builder's); `version` counts its changes. */
+        BuildNpc: {
+            id: string;
+            name: string;
+            description: string;
+            room_id: string;
+            script: string | null;
+            /** @description The package file its script comes from; null for a builder's script or none. */
+            script_file: string | null;
+            standing_in: string;
+            version: number;
+            /** @enum {string} */
+            origin: "package" | "builder";
+            changed: boolean;
+        };
+        BuildNpcList: {
+            world_id: string;
+            npcs: components["schemas"]["BuildNpc"][];
+        };
+        /** @description JavaScript defining any of onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args), onGet(actor), onDrop(actor) and timer callbacks (README, "Scripting NPCs, rooms and items"); null or empty removes the script. */
+        ScriptSource: string | null;
+        NpcCreateRequest: {
+            id?: string;
+            name: string;
+            description: string;
+            room_id: string;
+            script?: components["schemas"]["ScriptSource"];
+        };
+        NpcUpdateRequest: {
+            version?: components["schemas"]["BuildVersion"];
+            name?: string;
+            description?: string;
+            room_id?: string;
+            script?: components["schemas"]["ScriptSource"];
+        };
+        ScriptError: {
+            id: number;
+            owner: string;
+            hook: string;
+            /** @enum {string} */
+            kind: "syntax" | "thrown" | "timeout" | "memory" | "state_too_large" | "limit" | "depth" | "suspended";
+            message: string;
+            line: number | null;
+            created_at: string;
+        };
+        ScriptErrorList: {
+            world_id: string;
+            errors: components["schemas"]["ScriptError"][];
         };
         BuildRoomList: {
             world_id: string;
@@ -2548,6 +2716,8 @@ export interface components {
             description: string;
             room_id: string | null;
             held: boolean;
+            /** @description The item's script in force (its package item's or a builder's). */
+            script?: string | null;
             version: number;
         };
         RoomCreateRequest: {
@@ -2562,6 +2732,7 @@ export interface components {
             zone?: string;
             name?: string;
             description?: string;
+            script?: components["schemas"]["ScriptSource"];
         };
         VersionRequest: {
             version?: components["schemas"]["BuildVersion"];
@@ -2583,21 +2754,25 @@ export interface components {
             name?: string;
             description?: string;
             room_id?: string;
+            script?: components["schemas"]["ScriptSource"];
         };
         WorldChange: {
             id: number;
-            /** @description Username of the account that made the change. */
+            /** @description Username of the account that made the change; for a script's change, the script's owner (`room:heron_yard`). */
             actor: string;
+            /**
+             * @description The building API, a builder's `@` command in the game, or a script opening or closing an exit (room.openExit, room.closeExit).
+             * @enum {string}
+             */
+            via: "api" | "game" | "script";
             /** @enum {string} */
-            via: "api" | "game";
+            action: "room.create" | "room.update" | "room.delete" | "room.revert" | "exit.add" | "exit.remove" | "item.create" | "item.update" | "item.delete" | "npc.create" | "npc.update" | "npc.delete" | "npc.revert";
             /** @enum {string} */
-            action: "room.create" | "room.update" | "room.delete" | "room.revert" | "exit.add" | "exit.remove" | "item.create" | "item.update" | "item.delete";
-            /** @enum {string} */
-            target_type: "room" | "item";
+            target_type: "room" | "item" | "npc";
             target_id: string;
-            /** @description The room or item before (null for a creation). */
+            /** @description The room, item or NPC before (null for a creation). */
             before: Record<string, never> | null;
-            /** @description The room or item after (null for a deletion). */
+            /** @description The room, item or NPC after (null for a deletion). */
             after: Record<string, never> | null;
             /** @description UTC `YYYY-MM-DD HH:MM:SS`. */
             created_at: string;
@@ -2888,6 +3063,8 @@ export interface components {
         ClientType: string;
         /** @example lamplit_cellar */
         RoomIdPath: string;
+        /** @example old_tam */
+        NpcIdPath: string;
         /**
          * @description The item's row id (`id` of BuildItem).
          * @example 1
@@ -6840,6 +7017,392 @@ export interface operations {
             409: components["responses"]["BuildConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorldNpcs: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The NPCs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "npcs": [
+                     *         {
+                     *           "id": "old_tam",
+                     *           "name": "Old Tam",
+                     *           "description": "A bent old lockkeeper with a brass key on a string.",
+                     *           "room_id": "lockkeepers_square",
+                     *           "script": "function onEnter(actor) { self.say('Evening, ' + actor.name + '.'); }",
+                     *           "script_file": null,
+                     *           "standing_in": "lockkeepers_square",
+                     *           "version": 2,
+                     *           "origin": "builder",
+                     *           "changed": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildNpcList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorldNpc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Old Tam",
+                 *       "description": "A bent old lockkeeper with a brass key on a string.",
+                 *       "room_id": "lockkeepers_square",
+                 *       "script": "function onEnter(actor) { self.say('Evening, ' + actor.name + '.'); }"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NpcCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new NPC; `ETag` carries its version. */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "old_tam",
+                     *       "name": "Old Tam",
+                     *       "description": "A bent old lockkeeper with a brass key on a string.",
+                     *       "room_id": "lockkeepers_square",
+                     *       "script": "function onEnter(actor) { self.say('Evening, ' + actor.name + '.'); }",
+                     *       "script_file": null,
+                     *       "standing_in": "lockkeepers_square",
+                     *       "version": 1,
+                     *       "origin": "builder",
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildNpc"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorldNpc: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example old_tam */
+                npc_id: components["parameters"]["NpcIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The NPC. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "old_tam",
+                     *       "name": "Old Tam",
+                     *       "description": "A bent old lockkeeper with a brass key on a string.",
+                     *       "room_id": "lockkeepers_square",
+                     *       "script": null,
+                     *       "script_file": null,
+                     *       "standing_in": "chandlers_row",
+                     *       "version": 1,
+                     *       "origin": "builder",
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildNpc"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWorldNpc: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+                /**
+                 * @description The version last read, when it is not sent as `If-Match`.
+                 * @example 4
+                 */
+                version?: components["parameters"]["VersionQuery"];
+            };
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example old_tam */
+                npc_id: components["parameters"]["NpcIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "NPC 'old_tam' deleted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorldNpc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example old_tam */
+                npc_id: components["parameters"]["NpcIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 1,
+                 *       "script": "function onSay(actor, text) { if (/fare/i.test(text)) self.say('Two pennies.'); }"
+                 *     }
+                 */
+                "application/json": components["schemas"]["NpcUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The NPC as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "old_tam",
+                     *       "name": "Old Tam",
+                     *       "description": "A bent old lockkeeper with a brass key on a string.",
+                     *       "room_id": "lockkeepers_square",
+                     *       "script": "function onSay(actor, text) { if (/fare/i.test(text)) self.say('Two pennies.'); }",
+                     *       "script_file": null,
+                     *       "standing_in": "lockkeepers_square",
+                     *       "version": 2,
+                     *       "origin": "builder",
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildNpc"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revertWorldNpc: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The version last read, as its `ETag` gave it (`"3"`), or `*` for whatever is there now; or send `version` instead (not both, unless they agree).
+                 * @example "1"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+                /** @example old_tam */
+                npc_id: components["parameters"]["NpcIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["VersionRequest"];
+            };
+        };
+        responses: {
+            /** @description The NPC as it now is. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ferryman",
+                     *       "name": "The Ferryman",
+                     *       "description": "A hooded figure leaning on a long pole.",
+                     *       "room_id": "tinkers_wharf",
+                     *       "script": null,
+                     *       "script_file": "scripts/ferryman.js",
+                     *       "standing_in": "tinkers_wharf",
+                     *       "version": 3,
+                     *       "origin": "package",
+                     *       "changed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BuildNpc"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["BuildConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listScriptErrors: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+                limit?: number;
+                before?: number;
+                /** @example npc:old_tam */
+                owner?: string;
+            };
+            header?: never;
+            path: {
+                /** @example emberwick */
+                world_id: components["parameters"]["WorldIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Errors, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "world_id": "emberwick",
+                     *       "errors": [
+                     *         {
+                     *           "id": 7,
+                     *           "owner": "npc:old_tam",
+                     *           "hook": "onSay",
+                     *           "kind": "thrown",
+                     *           "message": "ReferenceError: 'greeting' is not defined",
+                     *           "line": 3,
+                     *           "created_at": "2026-11-28 10:15:02"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ScriptErrorList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["BuildForbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

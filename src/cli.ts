@@ -20,6 +20,8 @@ import { prompt } from './cli-prompt.ts';
 import { readArtifact } from './services/policy/world-policies.ts';
 import { DomainError } from './shared/errors.ts';
 import { checkWorldPackage, exportWorld } from './services/building/world-export.ts';
+import { sandboxLimits } from './services/scripts/script-service.ts';
+import { WorldSandbox } from './integrations/script-sandbox.ts';
 import path from 'node:path';
 import { ReferenceDatabaseError } from './integrations/reference-database.ts';
 import { claimSqlite, SqliteInUse } from './db/sqlite-serving.ts';
@@ -229,7 +231,8 @@ async function worldExport(args: string[]): Promise<void> {
 async function worldCheck(args: string[]): Promise<void> {
   const [dir] = args;
   if (!dir || args.length !== 1) throw new CliError('Usage: mud-server world-check <dir>');
-  const { world, problems } = await checkWorldPackage(dir);
+  const compiler = await WorldSandbox.create(sandboxLimits(loadConfig().config.scripts));
+  const { world, problems } = await checkWorldPackage(dir, (source) => compiler.compile(source)).finally(() => compiler.dispose());
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) {
     process.exitCode = 1;

@@ -140,8 +140,10 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
   try {
     await prepareDatabase(services, worlds, clock, env, logger);
     await services.worldSync.loadAll();
+    await services.scripts.start();
     maintenance = await startMaintenance(services.maintenanceTasks, logger);
     await services.streams.start();
+    services.scriptClock.start();
     const app = createApp({
       config,
       logger,
@@ -159,6 +161,8 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
   } catch (err) {
     await telnet?.stop();
     maintenance?.stop();
+    await services.scriptClock.stop();
+    services.scripts.stop();
     await services.streams.stop();
     await services.close();
     await db.destroy();
@@ -188,6 +192,8 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       logger.info('Shutting down: refusing new connections, finishing in-flight requests');
       const deadline = Date.now() + config.server.shutdownTimeoutSeconds * 1000;
       maintenance?.stop();
+      // The worlds' clocks go first, so another instance takes them at once.
+      await services.scriptClock.stop();
       // Telnet players first: their sessions are logged out while the database is still open.
       await telnet?.stop();
       // Streams never end by themselves: end them (reason shutdown) so they do not hold the close.
@@ -206,6 +212,7 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       });
       // Handlers whose client hung up may still be waiting on the database.
       await drainPool(db, deadline);
+      services.scripts.stop();
       // Writes the session activity still pending, so it must come before db.destroy().
       await services.close();
       await db.destroy();

@@ -113,6 +113,14 @@ export const SETTINGS: readonly Setting[] = [
   s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
   s('building', 'max_rooms_per_world', { type: 'int', min: 1, max: 1000000 }, '10000', 'Rooms a world may have; building past it answers 409.'),
   s('building', 'max_items_per_room', { type: 'int', min: 1, max: 100000 }, '200', 'Items that may lie in one room; creating, moving or dropping one more there is refused.'),
+  s('scripts', 'cpu_ms', { type: 'int', min: 5, max: 1000 }, '50', 'CPU time one run of a builder\'s script may take (host calls included); past it the run is stopped.'),
+  s('scripts', 'memory_mb', { type: 'int', min: 16, max: 1024 }, '32', 'Memory of one world\'s script engine, all its scripts together.'),
+  s('scripts', 'actions_per_run', { type: 'int', min: 1, max: 1000 }, '20', 'Says, emotes, echoes, tells, moves and timer calls one run may make.'),
+  s('scripts', 'chain_depth', { type: 'int', min: 1, max: 20 }, '4', 'How deep what scripts do may wake other scripts (an NPC\'s say waking another\'s onSay is one level).'),
+  s('scripts', 'timers_per_world', { type: 'int', min: 1, max: 100000 }, '200', 'Timers (every, after) a world\'s scripts may hold at once.'),
+  s('scripts', 'min_period_seconds', { type: 'number', min: 0.1, max: 3600 }, '1', 'Shortest time a timer may wait.'),
+  s('scripts', 'state_bytes', { type: 'int', min: 256, max: 1048576 }, '16384', 'Largest `state` a script keeps, as JSON.'),
+  s('scripts', 'faults_to_suspend', { type: 'int', min: 1, max: 1000 }, '5', 'Faults in a row after which a script is suspended until a builder saves it again.'),
   s('presence', 'idle_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'A character without an open event stream stays connected this long after its last request; then it is link-dead.'),
   s('presence', 'linkdead_seconds', { type: 'int', min: 1, max: 604800 }, '300', 'A link-dead character leaves the room and world lists after this long (its session stays valid; it comes back with the next request).'),
   s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
@@ -194,6 +202,7 @@ export interface Config {
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
   building: { maxRoomsPerWorld: number; maxItemsPerRoom: number };
+  scripts: { cpuMs: number; memoryMb: number; actionsPerRun: number; chainDepth: number; timersPerWorld: number; minPeriodSeconds: number; stateBytes: number; faultsToSuspend: number };
   presence: { idleSeconds: number; linkdeadSeconds: number };
   events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
   telnet: {

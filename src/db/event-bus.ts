@@ -17,15 +17,19 @@ export type StreamEndReason = 'logout' | 'kick' | 'expiry' | 'ban' | 'password_c
 /** How a character came to leave or enter a room. */
 export type MoveCause = 'walk' | 'recall' | 'login' | 'logout';
 
+/**
+ * `depth` on what a script did (its chat, its NPC's walk): how many scripts led to it, so what it
+ * wakes in turn stops at `[scripts] chain_depth` (src/services/scripts/script-service.ts).
+ */
 export type BusEvent =
   /** `worldWide`: messages of WORLD_CHANNELS (ooc, tell), for every stream of the world rather than those in `roomIds`. */
-  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true }
+  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true; depth?: number }
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
   /**
    * An item taken or dropped by a character, or one that appears in or vanishes from a room by a
    * builder's change (`characterId` and `name` null).
    */
-  | { type: 'item'; worldId: string; roomId: string; characterId: number | null; name: string | null; item: string; action: 'take' | 'drop' | 'appear' | 'vanish' }
+  | { type: 'item'; worldId: string; roomId: string; characterId: number | null; name: string | null; item: string; action: 'take' | 'drop' | 'appear' | 'vanish'; itemRowId?: number }
   | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
   /** Characters of the world got their first or lost their last open event stream, or requested again after an idle gap (for the lists of who is link-dead). */
@@ -41,9 +45,12 @@ export type BusEvent =
   /**
    * Builders changed these rooms of a world (`roomIds`: every instance reads the rows written
    * since its revision, src/services/building/world-sync.ts), or the items lying in `itemRoomIds`
-   * or held by `characterIds` (the caches drop them).
+   * or held by `characterIds` (the caches drop them); `scripts` names the scripts saved
+   * (`npc:<id>`, `room:<id>`, `item:<row id>`), which load again.
    */
-  | { type: 'world.changed'; worldId: string; roomIds: string[]; itemRoomIds: string[]; characterIds: number[] }
+  | { type: 'world.changed'; worldId: string; roomIds: string[]; itemRoomIds: string[]; characterIds: number[]; scripts?: string[] }
+  /** An NPC walked (its script moved it), or was placed or removed (`from` or `to` null). */
+  | { type: 'npc.move'; worldId: string; npcId: string; name: string; from: string | null; to: string | null; direction: string | null; depth?: number }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
 

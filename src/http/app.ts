@@ -52,6 +52,7 @@ export function createApp({ config, logger, contract, version, services, request
   const metrics = config.metrics.mode === 'off' ? null : createMetrics(
     () => services.entityStateCounters(),
     () => services.streams.stats(),
+    () => services.scripts.stats(),
   );
   if (metrics) app.use(metrics.middleware);
   app.use(requestContextMiddleware(logger));

@@ -1,12 +1,13 @@
 /**
  * Prometheus metrics (GET /metrics, prom-client): HTTP request counts and latencies per
  * route template, the condition-axis upstream counters and the event streams' counters read
- * at scrape time, and the process metrics. Each app owns its registry (tests start many apps in one process), and
+ * at scrape time, the script runs, and the process metrics. Each app owns its registry (tests start many apps in one process), and
  * `[metrics] mode` decides who may read it: nobody (404), anyone, or admin sessions.
  */
 import { Router, type Request, type RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StreamCounters } from '../services/game/event-streams.ts';
+import type { ScriptCounters } from '../services/scripts/script-service.ts';
 import type { EntityStateCounters } from '../integrations/entity-state.ts';
 import type { SessionService } from '../services/accounts/session-service.ts';
 import { rank } from '../shared/roles.ts';
@@ -52,7 +53,7 @@ export function routeLabel(req: Request): string {
   return 'unmatched';
 }
 
-export function createMetrics(upstreamCounters: () => EntityStateCounters | null, streamCounters: () => StreamCounters): Metrics {
+export function createMetrics(upstreamCounters: () => EntityStateCounters | null, streamCounters: () => StreamCounters, scriptCounters: () => ScriptCounters): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
@@ -119,6 +120,28 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
     collect() {
       this.reset();
       for (const [reason, count] of Object.entries(streamCounters().endedByReason)) if (count > 0) this.inc({ reason }, count);
+    },
+  });
+
+  // Builders' scripts run on this instance (src/services/scripts/).
+  new Counter({
+    name: 'mud_script_runs_total',
+    help: "Runs of builders' scripts on this instance, by outcome (ok, or the error kind that ended the run).",
+    labelNames: ['outcome'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [outcome, count] of Object.entries(scriptCounters().runsByOutcome)) if (count > 0) this.inc({ outcome }, count);
+    },
+  });
+  new Counter({
+    name: 'mud_script_run_seconds_total',
+    help: "Wall time builders' scripts ran in their sandboxes on this instance, seconds.",
+    registers: [registry],
+    collect() {
+      this.reset();
+      const seconds = scriptCounters().runSeconds;
+      if (seconds > 0) this.inc(seconds);
     },
   });
 

@@ -75,6 +75,8 @@ const PRELUDE = `(function (host, text) {
     characters: () => call("room.characters"),
     npcs: () => call("room.npcs"),
     items: () => call("room.items"),
+    openExit: (direction, roomId) => { call("room.openExit", direction, roomId); },
+    closeExit: sender("room.closeExit"),
   });
   const actor = data.actor && { name: data.actor.name, tell: sender("actor.tell") };
   define("actor", actor);
@@ -206,6 +208,10 @@ function readCall(ctx: QuickJSContext, call: string, args: QuickJSHandle[]): Arr
       return [readText(ctx, args[0], `${call}'s text`)];
     case 'self.move':
       return [readText(ctx, args[0], 'the direction given to self.move')];
+    case 'room.openExit':
+      return [readText(ctx, args[0], 'the direction given to room.openExit'), readText(ctx, args[1], 'the room id given to room.openExit')];
+    case 'room.closeExit':
+      return [readText(ctx, args[0], 'the direction given to room.closeExit')];
     case 'every':
     case 'after':
       return [readSeconds(ctx, args[0], `${call}'s first argument`), readText(ctx, args[1], `the timer's name given to ${call}`)];

@@ -36,7 +36,16 @@ export interface SandboxLimits {
 /** What a script may call, given per run by the host. Every function is synchronous and receives only copies of strings and numbers. */
 export interface HostApi {
   self: { id: string; name: string; say(text: string): void; emote(text: string): void; move?(direction: string): void };
-  room: { id: string; name: string; echo(text: string): void; characters(): string[]; npcs(): string[]; items(): string[] };
+  room: {
+    id: string;
+    name: string;
+    echo(text: string): void;
+    characters(): string[];
+    npcs(): string[];
+    items(): string[];
+    openExit(direction: string, roomId: string): void;
+    closeExit(direction: string): void;
+  };
   actor: { name: string; tell(text: string): void } | null;
   every(seconds: number, name: string): void;
   after(seconds: number, name: string): void;
@@ -130,6 +139,8 @@ export type HostCall =
   | 'room.characters'
   | 'room.npcs'
   | 'room.items'
+  | 'room.openExit'
+  | 'room.closeExit'
   | 'actor.tell'
   | 'every'
   | 'after'
@@ -342,6 +353,12 @@ function callHost(api: HostApi, call: HostCall, args: Array<string | number>): s
       return [...api.room.npcs()];
     case 'room.items':
       return [...api.room.items()];
+    case 'room.openExit':
+      api.room.openExit(text, String(args[1]));
+      return null;
+    case 'room.closeExit':
+      api.room.closeExit(text);
+      return null;
     case 'actor.tell':
       api.actor?.tell(text);
       return null;

@@ -33,6 +33,10 @@ import { EntryService } from './characters/entry-service.ts';
 import { GameRepository } from '../db/repositories/game-repository.ts';
 import { GameService } from './game/game-service.ts';
 import { GameCore } from './game/game-core.ts';
+import { ScriptService } from './scripts/script-service.ts';
+import { ScriptClock } from './scripts/script-clock.ts';
+import { NpcPlaces } from './game/npc-places.ts';
+import { NpcRepository } from '../db/repositories/npc-repository.ts';
 import { CommandTable } from './game/command-table.ts';
 import { gameVerbs } from './game/verbs/index.ts';
 import { OllamaClient } from '../integrations/ollama.ts';
@@ -68,6 +72,9 @@ import { Announcements } from './moderation/announcements.ts';
 
 export interface Services {
   worlds: WorldCatalog;
+  /** Builders' scripts: what wakes them and what their runs do; ScriptClock fires their timers. */
+  scripts: ScriptService;
+  scriptClock: ScriptClock;
   worldRepository: WorldRepository;
   users: UserRepository;
   hasher: PasswordHasher;
@@ -230,11 +237,13 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const gameRepository = new GameRepository(db);
   const ledgerRepository = new LedgerRepository(db);
   const ledger = new LedgerService(ledgerRepository, clock);
+  const npcRepository = new NpcRepository(db);
   const core = new GameCore({
     repo: gameRepository,
     worlds,
     clock,
     bus: events,
+    npcs: new NpcPlaces(npcRepository, worlds, events, clock),
     idleMs: config.presence.idleSeconds * 1000,
     maxItemsPerRoom: config.building.maxItemsPerRoom,
     chat: { db, policies, axisState, characters, state: characterState, ledger, translator: new Translator(ollama), translation: config.translation, logger },
@@ -265,11 +274,29 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const buildRepository = new BuildRepository(db);
   const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
-  const build = new BuildService({ db, repo: buildRepository, worlds, access: worldAccess, sync: worldSync, bus: events, clock, limit: limits.buildByAccount, bounds: config.building });
+  const scripts = new ScriptService({ db, worlds, npcs: npcRepository, items: buildRepository, game: core, repo: gameRepository, bus: events, clock, logger, limits: config.scripts });
+  const build = new BuildService({
+    db,
+    repo: buildRepository,
+    npcs: npcRepository,
+    worlds,
+    access: worldAccess,
+    sync: worldSync,
+    bus: events,
+    clock,
+    limit: limits.buildByAccount,
+    bounds: config.building,
+    checkScript: (source) => scripts.check(source),
+  });
+  scripts.useBuild(build);
   commands.add(...buildCommands(build));
+  // A verb the game does not know may be a room's, an item's or an NPC's own (`pull lever`).
+  commands.fallback = (turn) => scripts.command(turn.world.id, turn.room.id, { name: turn.actor.name, characterId: turn.actor.characterId }, turn.verb, turn.args);
   return {
     build,
     worldSync,
+    scripts,
+    scriptClock: new ScriptClock({ worlds, npcs: npcRepository, scripts, clock, logger, instanceId }),
     lab: new LabService(worlds, policies, policyRepository, new Translator(ollama), config.translation),
     llm: new LlmCommandService(ollama, config.llm),
     ledger,

@@ -3,7 +3,7 @@
  * character through the real routes, plus small wrappers around the game routes.
  */
 import { expect } from 'chai';
-import { GOOD_PASSWORD } from './accounts.ts';
+import { bearer, createUser, GOOD_PASSWORD, login } from './accounts.ts';
 import type { TestServer } from './test-server.ts';
 
 export interface Player {
@@ -18,7 +18,7 @@ export interface CommandReply {
   success: boolean;
   message: string;
   /** The room the answer shows, as data (look, a move, go, recall). */
-  room?: { id: string; name: string; description: string; exits: Array<{ direction: string; to: string; name: string }>; items: Array<{ name: string }>; more_items: number; characters: Array<{ name: string; linkdead: boolean }>; more_characters: number };
+  room?: { id: string; name: string; description: string; exits: Array<{ direction: string; to: string; name: string }>; items: Array<{ name: string }>; more_items: number; characters: Array<{ name: string; linkdead: boolean }>; more_characters: number; npcs: Array<{ id: string; name: string }>; more_npcs: number };
 }
 
 export interface GameStatus {
@@ -68,6 +68,17 @@ export async function newPlayer(server: TestServer, first = 'Tester', roomId?: s
     await wroteBehindServer(server);
   }
   return { server, name, username, characterId, sessionId };
+}
+
+/** A session of the role with a character of its own in emberwick (the default world), as a Player. */
+export async function builderPlayer(server: TestServer, username: string, role: 'worldbuilder' | 'admin' | 'superuser' | 'player'): Promise<Player> {
+  await createUser(server, username, role);
+  const sessionId = await login(server, username);
+  const created = await server.post('/characters/create', { world_id: 'emberwick' }, bearer(sessionId));
+  expect(created.status, created.text).to.equal(200);
+  const characterId = created.body.character_id as number;
+  await selectCharacter(server, sessionId, characterId);
+  return { server, name: created.body.character_name, username, characterId, sessionId };
 }
 
 export async function cmd(player: Player, command: string): Promise<CommandReply> {

@@ -6,23 +6,12 @@
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
-import { bearer, createUser, login, sessionFor } from '../helpers/accounts.ts';
-import { cmd, newPlayer, okCmd, selectCharacter, wroteBehindServer, type Player } from '../helpers/players.ts';
+import { bearer, sessionFor } from '../helpers/accounts.ts';
+import { builderPlayer, cmd, newPlayer, okCmd, wroteBehindServer, type Player } from '../helpers/players.ts';
 import { openStream } from '../helpers/sse.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const W = '/api/worlds/emberwick';
-
-/** A session of the role with a character of its own in emberwick (the default world), as a Player. */
-async function builderPlayer(server: TestServer, username: string, role: 'worldbuilder' | 'admin' | 'superuser' | 'player'): Promise<Player> {
-  await createUser(server, username, role);
-  const sessionId = await login(server, username);
-  const created = await server.post('/characters/create', { world_id: 'emberwick' }, bearer(sessionId));
-  expect(created.status, created.text).to.equal(200);
-  const characterId = created.body.character_id as number;
-  await selectCharacter(server, sessionId, characterId);
-  return { server, name: created.body.character_name, username, characterId, sessionId };
-}
 
 describe(`building worlds (${DB_NAME})`, function () {
   let server: TestServer;
@@ -98,7 +87,7 @@ describe(`building worlds (${DB_NAME})`, function () {
     it('lists the package rooms at version 1 and reads one with its items and ETag', async () => {
       const list = await call(builder, 'GET', `${W}/rooms`);
       expect(list.status, list.text).to.equal(200);
-      expect(list.body.rooms).to.have.length(15);
+      expect(list.body.rooms).to.have.length(18);
       expect(list.body.rooms[0]).to.deep.include({ id: 'lockkeepers_square', zone: 'canal_quarter', version: 1, origin: 'package', changed: false });
       const room = await call(builder, 'GET', `${W}/rooms/sooty_heron_taproom`);
       expect(room.headers.get('etag')).to.equal('"1"');
@@ -115,7 +104,7 @@ describe(`building worlds (${DB_NAME})`, function () {
     it('creates a room (id from the name when none is given) and refuses a taken id, an unknown zone and blank or long names', async () => {
       const res = await call(builder, 'POST', `${W}/rooms`, { name: 'Lamplit Cellar', description: 'A low brick cellar.' });
       expect(res.status, res.text).to.equal(201);
-      expect(res.body).to.deep.equal({ id: 'lamplit_cellar', zone: 'canal_quarter', name: 'Lamplit Cellar', description: 'A low brick cellar.', exits: {}, version: 1, origin: 'builder', changed: true, items: [] });
+      expect(res.body).to.deep.equal({ id: 'lamplit_cellar', zone: 'canal_quarter', name: 'Lamplit Cellar', description: 'A low brick cellar.', exits: {}, script: null, version: 1, origin: 'builder', changed: true, items: [] });
       expect(res.headers.get('etag')).to.equal('"1"');
       const again = await call(builder, 'POST', `${W}/rooms`, { name: 'Lamplit Cellar', description: 'Another.' });
       expect(again.body.id).to.equal('lamplit_cellar_2');
@@ -152,7 +141,7 @@ describe(`building worlds (${DB_NAME})`, function () {
       const walker = await newPlayer(server, 'Stroller', 'sooty_heron_taproom');
       const res = await call(builder, 'POST', `${W}/rooms/sooty_heron_taproom/exits`, { direction: 'down', to: 'lamplit_cellar', two_way: true, version: 1 });
       expect(res.status, res.text).to.equal(200);
-      expect(res.body.exits).to.deep.equal({ west: 'chandlers_row', down: 'lamplit_cellar' });
+      expect(res.body.exits).to.deep.equal({ west: 'chandlers_row', north: 'heron_yard', down: 'lamplit_cellar' });
       expect(res.body.version).to.equal(2);
       const cellar = await call(builder, 'GET', `${W}/rooms/lamplit_cellar`);
       expect(cellar.body.exits).to.deep.equal({ up: 'sooty_heron_taproom' });
@@ -176,7 +165,7 @@ describe(`building worlds (${DB_NAME})`, function () {
       expect(missing.body.detail).to.equal("Room 'lamplit_cellar' has no exit north");
       const res = await call(builder, 'DELETE', `${W}/rooms/sooty_heron_taproom/exits/down?version=2&two_way=true`);
       expect(res.status, res.text).to.equal(200);
-      expect(res.body.exits).to.deep.equal({ west: 'chandlers_row' });
+      expect(res.body.exits).to.deep.equal({ west: 'chandlers_row', north: 'heron_yard' });
       expect((await call(builder, 'GET', `${W}/rooms/lamplit_cellar`)).body.exits).to.deep.equal({});
     });
 
@@ -223,7 +212,7 @@ describe(`building worlds (${DB_NAME})`, function () {
       const res = await call(builder, 'POST', `${W}/rooms/chandlers_row/items`, { name: 'Dusty Lantern', description: 'A tin lantern.' });
       expect(res.status, res.text).to.equal(201);
       lanternId = res.body.id;
-      expect(res.body).to.deep.equal({ id: lanternId, item_id: `item-${lanternId}`, name: 'Dusty Lantern', description: 'A tin lantern.', room_id: 'chandlers_row', held: false, version: 1 });
+      expect(res.body).to.deep.equal({ id: lanternId, item_id: `item-${lanternId}`, name: 'Dusty Lantern', description: 'A tin lantern.', room_id: 'chandlers_row', held: false, script: null, version: 1 });
       const taker = await newPlayer(server, 'Taker', 'chandlers_row');
       expect(await okCmd(taker, 'look')).to.contain('  - Dusty Lantern\n');
       expect(await okCmd(taker, 'get dusty lantern')).to.equal('You picked up the Dusty Lantern.');

@@ -110,6 +110,8 @@ describe(`the doors answer alike (${DB_NAME})`, function () {
     '@idesc': '@idesc nothing at all',
     '@destroy': '@destroy nothing',
     '@rooms': '@rooms',
+    '@npc': '@npc',
+    '@script': '@script errors',
   });
 
   it('every verb a builder may use answers the same line alike on HTTP and telnet', async () => {

@@ -25,7 +25,7 @@ const NO_CHARACTER = 'No character selected for session. Select a character firs
 const INVALID_SESSION = 'Invalid or expired session';
 const WHISPER_USAGE = 'Usage: /whisper <player> <message>';
 /** The walk through every room of the demo world, starting at the default spawn. */
-const WALK = ['north', 'north', 'north', 'up', 'down', 'west', 'down', 'north', 'east', 'up', 'east', 'east', 'east', 'west', 'up', 'up', 'up', 'down', 'down', 'down', 'west'];
+const WALK = ['north', 'north', 'north', 'up', 'down', 'west', 'down', 'north', 'east', 'up', 'east', 'east', 'east', 'north', 'east', 'west', 'west', 'east', 'south', 'west', 'up', 'up', 'up', 'down', 'down', 'down', 'west'];
 
 // ---------------------------------------------------------------------------------------
 // The demo world, read straight from its files
@@ -177,7 +177,7 @@ async function itemRows(server: TestServer, itemId: string): Promise<Array<{ roo
 describe('game: the demo world files', () => {
   it('have the spawn, the one-way slag chute, cross-zone exits and 11 placed items the suite relies on', () => {
     expect(WORLD.spawnRoom).to.equal('lockkeepers_square');
-    expect(WORLD.rooms.size).to.equal(15);
+    expect(WORLD.rooms.size).to.equal(18);
     expect(room('slag_chute').exits).to.deep.include(['down', 'slag_pool']);
     expect(room('slag_pool').exits.map(([, to]) => to)).to.not.include('slag_chute');
     expect(room('ropewalk_bridge').exits).to.deep.include(['north', 'foundry_gate']);

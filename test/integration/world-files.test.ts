@@ -85,7 +85,7 @@ describe(`world export round trip (${DB_NAME})`, function () {
   it('serves the same world from the exported package', async () => {
     const world = server.services.worlds.get('emberwick')!;
     const written = await exportWorld(world, path.resolve('worlds/emberwick'), await server.services.build.exportItems('emberwick'), path.join(root, 'emberwick'));
-    expect(written.rooms).to.equal(15);
+    expect(written.rooms).to.equal(18);
     cpSync(path.resolve('worlds/hollow_spire'), path.join(root, 'hollow_spire'), { recursive: true });
     const before = await worldShape(server, session);
     expect(JSON.stringify(before)).to.contain('Bent Penny').and.contain('Dusty Lantern').and.not.contain('weathercock_ledge');
@@ -117,7 +117,7 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
       const out = path.join(root, 'exported', 'emberwick');
       const res = await cli(['world-export', 'emberwick', out], { MUD_DB_PATH: server.config.database.path, MUD_WORLDS_ROOT: path.resolve('worlds') });
       expect(res.code, res.stderr).to.equal(0);
-      expect(res.stdout).to.equal(`Exported world 'emberwick' to ${out}: 15 rooms, 11 items in rooms.\n`);
+      expect(res.stdout).to.equal(`Exported world 'emberwick' to ${out}: 18 rooms, 11 items in rooms.\n`);
       const zone = JSON.parse(readFileSync(path.join(out, 'zones', 'canal_quarter.json'), 'utf8'));
       expect(zone.rooms.lamplit_cellar).to.deep.include({ name: 'Lamplit Cellar', exits: { up: 'sooty_heron_taproom', east: 'bellwatch:bell_chamber' } });
       expect(zone.rooms.chandlers_row.description).to.equal('Candles everywhere.');
@@ -145,7 +145,7 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
 
   it('world-check passes a sound package and names file and key of each problem', async () => {
     const sound = await cli(['world-check', path.resolve('worlds/emberwick')]);
-    expect(sound).to.deep.include({ code: 0, stdout: "World 'emberwick' is sound: 15 rooms in 4 zones, 12 items.\n" });
+    expect(sound).to.deep.include({ code: 0, stdout: "World 'emberwick' is sound: 18 rooms in 5 zones, 12 items.\n" });
 
     const cases: Array<[string, (zone: any, world: any) => void, string]> = [
       ['broken-exit', (zone) => (zone.rooms.chandlers_row.exits.north = 'nowhere'), "zones/canal_quarter.json: rooms.chandlers_row.exits.north: unknown room 'nowhere'"],
@@ -159,5 +159,13 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
       expect(res.code, name).to.equal(1);
       expect(res.stderr, name).to.contain(path.join(dir, message.split(':')[0]!)).and.contain(message.slice(message.indexOf(':')));
     }
+  });
+
+  it('world-check compiles every script and names the file and line of a syntax error', async () => {
+    const dir = brokenCopy('bad-script', () => {});
+    writeFileSync(path.join(dir, 'scripts', 'maud.js'), 'function onEnter(actor) {\n  self.say("hello";\n}\n');
+    const res = await cli(['world-check', dir]);
+    expect(res.code).to.equal(1);
+    expect(res.stderr).to.match(new RegExp(`^${path.join(dir, 'scripts', 'maud.js').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: npcs\\.maud\\.script: SyntaxError: `, 'm'));
   });
 });

@@ -27,6 +27,8 @@ function recordingHost(overrides: { say?: (text: string) => void; characters?: (
       characters: overrides.characters ?? (() => ['Ann', 'Bob']),
       npcs: () => ['the ferryman'],
       items: () => ['a rope'],
+      openExit: record('openExit'),
+      closeExit: record('closeExit'),
     },
     actor: overrides.actor === false ? null : { name: 'Ann', tell: record('tell') },
     every: record('every'),
@@ -101,6 +103,8 @@ describe('WorldSandbox', () => {
           every(60, "bell");
           after(1.5, "close");
           cancel("bell");
+          room.openExit("down", "cellar");
+          room.closeExit("up");
           self.say(random());
           self.say(verb + " " + args);
           return true;
@@ -114,6 +118,8 @@ describe('WorldSandbox', () => {
         'every(60, "bell")',
         'after(1.5, "close")',
         'cancel("bell")',
+        'openExit("down", "cellar")',
+        'closeExit("up")',
         'say("0.25")',
         'say("pull lever")',
       ]);

@@ -30,6 +30,7 @@ function world(translation: Record<string, unknown> | null): World {
     zones: new Map(),
     rooms: new Map(),
     items: new Map(),
+    npcs: new Map(),
     characterPolicy: {} as World['characterPolicy'],
     translationLayer: translation,
     axisEngine: null,

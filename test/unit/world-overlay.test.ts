@@ -16,11 +16,13 @@ const room = (roomId: string, zoneId: string, exits: Record<string, string> = {}
   name: roomId,
   description: `${roomId}.`,
   exits,
+  script: null,
   deleted: false,
   version: 2,
   revision: 1,
   ...extra,
 });
+const rooms = (...list: StoredRoom[]) => ({ rooms: list, npcs: [] });
 
 describe('world overlay', () => {
   let pkg: World;
@@ -29,7 +31,7 @@ describe('world overlay', () => {
   });
 
   it('is the package without stored rows, sound, and keeps the package untouched', () => {
-    const live = new LiveWorld(pkg, []);
+    const live = new LiveWorld(pkg);
     expect([...live.world.rooms.keys()]).to.deep.equal([...pkg.rooms.keys()]);
     expect(live.world.zones.get('old_foundry')!.roomIds).to.deep.equal(pkg.zones.get('old_foundry')!.roomIds);
     expect(live.revision).to.equal(0);
@@ -38,11 +40,11 @@ describe('world overlay', () => {
   });
 
   it('lays stored rooms over the package: new rooms join their zone, changed ones win, deleted ones go with the exits into them', () => {
-    const live = new LiveWorld(pkg, [
+    const live = new LiveWorld(pkg, rooms(
       room('cellar', 'canal_quarter', { up: 'sooty_heron_taproom' }),
       room('sooty_heron_taproom', 'canal_quarter', { west: 'chandlers_row', down: 'cellar' }, { name: 'The Heron' }),
       room('pattern_loft', 'old_foundry', {}, { deleted: true }),
-    ]);
+    ));
     const world = live.world;
     expect(world.rooms.get('sooty_heron_taproom')).to.deep.include({ name: 'The Heron', version: 2, exits: { west: 'chandlers_row', down: 'cellar' } });
     expect(world.zones.get('canal_quarter')!.roomIds.at(-1)).to.equal('cellar');
@@ -55,36 +57,36 @@ describe('world overlay', () => {
   });
 
   it('leaves out rooms of zones the package no longer has', () => {
-    expect(new LiveWorld(pkg, [room('lost', 'atlantis')]).world.rooms.has('lost')).to.equal(false);
+    expect(new LiveWorld(pkg, rooms(room('lost', 'atlantis'))).world.rooms.has('lost')).to.equal(false);
   });
 
   it('applies only rows newer than what it has, in any order they land', () => {
-    const live = new LiveWorld(pkg, []);
+    const live = new LiveWorld(pkg);
     const newer = [room('cellar', 'canal_quarter', {}, { name: 'Wine Cellar', version: 2, revision: 3 }), room('attic', 'canal_quarter', {}, { revision: 2 })];
-    expect(live.apply(newer)).to.deep.equal(['cellar', 'attic']);
+    live.apply(rooms(...newer));
     expect(live.revision).to.equal(3);
     // A read that began before the one above landed after it: nothing in it is newer.
-    expect(live.apply([room('cellar', 'canal_quarter', {}, { name: 'Cellar', version: 1, revision: 1 })])).to.deep.equal([]);
+    live.apply(rooms(room('cellar', 'canal_quarter', {}, { name: 'Cellar', version: 1, revision: 1 })));
     expect(live.world.rooms.get('cellar')!.name).to.equal('Wine Cellar');
     expect(live.world.zones.get('canal_quarter')!.roomIds.slice(-2)).to.deep.equal(['attic', 'cellar']);
-    live.apply([room('attic', 'canal_quarter', {}, { deleted: true, revision: 4 })]);
+    live.apply(rooms(room('attic', 'canal_quarter', {}, { deleted: true, revision: 4 })));
     expect(live.world.rooms.has('attic')).to.equal(false);
     expect(live.world.zones.get('canal_quarter')!.roomIds).to.not.include('attic');
   });
 
   it('knows the rooms leading into a room as changes come', () => {
-    const live = new LiveWorld(pkg, []);
+    const live = new LiveWorld(pkg);
     const into = [...live.roomsInto('chandlers_row')];
     expect(into.length).to.be.greaterThan(0);
     for (const id of into) expect(Object.values(live.world.rooms.get(id)!.exits)).to.include('chandlers_row');
-    live.apply([room('cellar', 'canal_quarter', { up: 'chandlers_row' }, { revision: 1 })]);
+    live.apply(rooms(room('cellar', 'canal_quarter', { up: 'chandlers_row' }, { revision: 1 })));
     expect([...live.roomsInto('chandlers_row')]).to.include('cellar');
-    live.apply([room('cellar', 'canal_quarter', {}, { revision: 2 })]);
+    live.apply(rooms(room('cellar', 'canal_quarter', {}, { revision: 2 })));
     expect([...live.roomsInto('chandlers_row')]).to.not.include('cellar');
   });
 
   it('names what a draft would break, looking only at what it wrote and the spawn rooms', () => {
-    const live = new LiveWorld(pkg, []);
+    const live = new LiveWorld(pkg);
     const square = live.world.rooms.get('lockkeepers_square')!;
     const draft = new WorldDraft(live);
     draft.put({ roomId: 'lockkeepers_square', zoneId: 'canal_quarter', name: square.name, description: square.description, exits: {}, deleted: true });
@@ -95,13 +97,13 @@ describe('world overlay', () => {
     expect(problems).to.include("zone 'canal_quarter' lost its spawn room 'lockkeepers_square'");
     expect(problems).to.include("the default spawn room 'lockkeepers_square' is missing");
     expect(problems.some((p) => p.endsWith("has an exit to 'lockkeepers_square', which is gone"))).to.equal(true);
-    expect(draft.rows().map((r) => [r.roomId, r.version, r.revision])).to.deep.equal([['lockkeepers_square', 2, 1], ['island', 1, 1]]);
+    expect(draft.rows().rooms.map((r) => [r.roomId, r.version, r.revision])).to.deep.equal([['lockkeepers_square', 2, 1], ['island', 1, 1]]);
     expect(live.world.rooms.has('lockkeepers_square'), 'a draft changes nothing until it is applied').to.equal(true);
     expect(draft.roomCount()).to.equal(live.world.rooms.size);
   });
 
   it('finds rooms no walk reaches', () => {
-    expect(unreachableRooms(new LiveWorld(pkg, [room('island', 'bellwatch')]).world)).to.deep.equal(['island']);
+    expect(unreachableRooms(new LiveWorld(pkg, rooms(room('island', 'bellwatch'))).world)).to.deep.equal(['island']);
   });
 
   it('names an item by its row first, then its package item, then its id', () => {

@@ -1,7 +1,8 @@
 /**
- * SQL of world building: the builders' rooms (`world_rooms`), the history of changes
- * (`world_changes`) and the builder's side of item rows (`item_instances`). Writes take the
- * transaction of the change they belong to.
+ * SQL of world building: the builders' rooms (`world_rooms`) and NPCs (`world_npcs`), the
+ * history of changes (`world_changes`) and the builder's side of item rows (`item_instances`).
+ * Writes take the transaction of the change they belong to. A `script` column holds the
+ * builder's script; null means the package's, and '' none (docs/decisions.md, "Scripts").
  */
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
@@ -16,10 +17,31 @@ export interface StoredRoom {
   description: string;
   /** Direction → room id. */
   exits: Record<string, string>;
+  /** The builder's script; null: the package's; '': none. */
+  script: string | null;
   deleted: boolean;
   version: number;
   /** The world's revision when the row was written: every row of one change shares it. */
   revision: number;
+}
+
+/** An NPC as a builder left it, as a stored room is kept: it wins over the package's NPC of the same id. */
+export interface StoredNpc {
+  npcId: string;
+  name: string;
+  description: string;
+  /** Its home room. */
+  roomId: string;
+  script: string | null;
+  deleted: boolean;
+  version: number;
+  revision: number;
+}
+
+/** The rows of one or more changes of a world. */
+export interface StoredRows {
+  rooms: StoredRoom[];
+  npcs: StoredNpc[];
 }
 
 export type Runner = Db | Knex.Transaction;
@@ -33,15 +55,17 @@ export interface ItemRow {
   characterId: number | null;
   name: string | null;
   description: string | null;
+  /** The builder's script; null: the package item's; '': none. */
+  script: string | null;
   version: number;
 }
 
 export interface NewChange {
   worldId: string;
   actor: string;
-  via: 'api' | 'game';
+  via: 'api' | 'game' | 'script';
   action: string;
-  targetType: 'room' | 'item';
+  targetType: 'room' | 'item' | 'npc';
   targetId: string;
   before: unknown;
   after: unknown;
@@ -53,7 +77,7 @@ export interface ChangeRow extends Omit<NewChange, 'createdAt'> {
   createdAt: string;
 }
 
-const ITEM_COLUMNS = ['id', 'world_id', 'item_id', 'room_id', 'character_id', 'name', 'description', 'version'];
+const ITEM_COLUMNS = ['id', 'world_id', 'item_id', 'room_id', 'character_id', 'name', 'description', 'script', 'version'];
 
 function storedRoom(r: Record<string, unknown>): StoredRoom {
   return {
@@ -62,6 +86,20 @@ function storedRoom(r: Record<string, unknown>): StoredRoom {
     name: String(r.name),
     description: String(r.description),
     exits: JSON.parse(String(r.exits)) as Record<string, string>,
+    script: (r.script as string | null) ?? null,
+    deleted: Boolean(r.deleted),
+    version: Number(r.version),
+    revision: Number(r.revision),
+  };
+}
+
+function storedNpc(r: Record<string, unknown>): StoredNpc {
+  return {
+    npcId: String(r.npc_id),
+    name: String(r.name),
+    description: String(r.description),
+    roomId: String(r.room_id),
+    script: (r.script as string | null) ?? null,
     deleted: Boolean(r.deleted),
     version: Number(r.version),
     revision: Number(r.revision),
@@ -77,6 +115,7 @@ function itemRow(r: Record<string, unknown>): ItemRow {
     characterId: r.character_id === null ? null : Number(r.character_id),
     name: (r.name as string | null) ?? null,
     description: (r.description as string | null) ?? null,
+    script: (r.script as string | null) ?? null,
     version: Number(r.version),
   };
 }
@@ -99,19 +138,19 @@ export class BuildRepository {
     this.db = db;
   }
 
-  /** The world's stored rows written after `revision` (all of them from -1), in revision order. */
-  async storedRoomsSince(worldId: string, revision: number, runner: Runner = this.db): Promise<StoredRoom[]> {
-    return (await runner('world_rooms').where({ world_id: worldId }).andWhere('revision', '>', revision).orderBy(['revision', 'room_id']).select('*')).map(storedRoom);
+  /** The world's stored rows written after `revision`, in revision order. */
+  async storedSince(worldId: string, revision: number, runner: Runner = this.db): Promise<StoredRows> {
+    const since = (table: string) => runner(table).where({ world_id: worldId }).andWhere('revision', '>', revision).orderBy('revision').select('*');
+    const [rooms, npcs] = await Promise.all([since('world_rooms'), since('world_npcs')]);
+    return { rooms: rooms.map(storedRoom), npcs: npcs.map(storedNpc) };
   }
 
-  /** Every world's stored rooms (at start). */
-  async allStoredRooms(): Promise<Map<string, StoredRoom[]>> {
-    const byWorld = new Map<string, StoredRoom[]>();
-    for (const r of await this.db('world_rooms').orderBy(['world_id', 'revision', 'room_id']).select('*')) {
-      const list = byWorld.get(String(r.world_id)) ?? [];
-      list.push(storedRoom(r));
-      byWorld.set(String(r.world_id), list);
-    }
+  /** Every world's stored rows (at start). */
+  async allStored(): Promise<Map<string, StoredRows>> {
+    const byWorld = new Map<string, StoredRows>();
+    const of = (worldId: unknown): StoredRows => byWorld.get(String(worldId)) ?? byWorld.set(String(worldId), { rooms: [], npcs: [] }).get(String(worldId))!;
+    for (const r of await this.db('world_rooms').orderBy(['world_id', 'revision', 'room_id']).select('*')) of(r.world_id).rooms.push(storedRoom(r));
+    for (const r of await this.db('world_npcs').orderBy(['world_id', 'revision', 'npc_id']).select('*')) of(r.world_id).npcs.push(storedNpc(r));
     return byWorld;
   }
 
@@ -127,6 +166,7 @@ export class BuildRepository {
             name: room.name,
             description: room.description,
             exits: JSON.stringify(room.exits),
+            script: room.script,
             deleted: room.deleted,
             version: room.version,
             revision: room.revision,
@@ -134,6 +174,29 @@ export class BuildRepository {
           })),
         )
         .onConflict(['world_id', 'room_id'])
+        .merge();
+    }
+  }
+
+  /** Writes the NPCs of one change, whole. */
+  async putNpcs(trx: Knex.Transaction, worldId: string, npcs: readonly StoredNpc[], now: Date): Promise<void> {
+    for (const some of chunks(npcs)) {
+      await trx('world_npcs')
+        .insert(
+          some.map((npc) => ({
+            world_id: worldId,
+            npc_id: npc.npcId,
+            name: npc.name,
+            description: npc.description,
+            room_id: npc.roomId,
+            script: npc.script,
+            deleted: npc.deleted,
+            version: npc.version,
+            revision: npc.revision,
+            updated_at: toDbTime(now),
+          })),
+        )
+        .onConflict(['world_id', 'npc_id'])
         .merge();
     }
   }
@@ -210,7 +273,7 @@ export class BuildRepository {
     const [row] = await trx('item_instances').insert({ world_id: worldId, item_id: 'pending', room_id: roomId, character_id: null, name, description, version: 1 }, 'id');
     const id = insertedId(row);
     await trx('item_instances').where({ id }).update({ item_id: `item-${id}` });
-    return { id, worldId, itemId: `item-${id}`, roomId, characterId: null, name, description, version: 1 };
+    return { id, worldId, itemId: `item-${id}`, roomId, characterId: null, name, description, script: null, version: 1 };
   }
 
   /**
@@ -220,7 +283,7 @@ export class BuildRepository {
   async updateItem(trx: Knex.Transaction, item: ItemRow, version: number): Promise<boolean> {
     const q = trx('item_instances').where({ id: item.id, version });
     if (item.roomId !== null) q.whereNull('character_id');
-    const updated = await q.update({ room_id: item.roomId, name: item.name, description: item.description, version: item.version });
+    const updated = await q.update({ room_id: item.roomId, name: item.name, description: item.description, script: item.script, version: item.version });
     return updated === 1;
   }
 

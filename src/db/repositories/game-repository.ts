@@ -26,10 +26,17 @@ export type MessageChannel = 'say' | 'yell' | 'whisper' | 'emote' | 'tell' | 'oo
  */
 export const WORLD_CHANNELS: readonly MessageChannel[] = ['tell', 'ooc'];
 
+/** Who spoke a chat line: a character, an NPC, or a room or item's script (the room's echo). */
+export type Speaker = 'character' | 'npc' | 'world';
+
 export interface NewChatMessage {
   worldId: string;
   roomId: string;
-  characterId: number;
+  /** The speaking character; null for an NPC or a script (`speaker`). */
+  characterId: number | null;
+  speaker?: Exclude<Speaker, 'character'>;
+  /** The speaking NPC. */
+  npcId?: string;
   senderName: string;
   channel: MessageChannel;
   recipientCharacterId: number | null;
@@ -38,11 +45,13 @@ export interface NewChatMessage {
 }
 
 /** A `chat_messages` row of a message (a message carried over from elsewhere may have no sender character). */
-export function chatMessageRow(m: Omit<NewChatMessage, 'characterId'> & { characterId: number | null }): Record<string, unknown> {
+export function chatMessageRow(m: NewChatMessage): Record<string, unknown> {
   return {
     world_id: m.worldId,
     room_id: m.roomId,
     character_id: m.characterId,
+    speaker_kind: m.speaker ?? 'character',
+    npc_id: m.npcId ?? null,
     sender_name: m.senderName,
     channel: m.channel,
     recipient_character_id: m.recipientCharacterId,
@@ -89,6 +98,9 @@ export interface ChatRow {
   channel: MessageChannel;
   recipient: string | null;
   createdAt: string;
+  speaker: Speaker;
+  /** The NPC that spoke, when one did. */
+  npcId: string | null;
 }
 
 export class GameRepository {
@@ -238,7 +250,7 @@ export class GameRepository {
     return this.db('chat_messages as m')
       .leftJoin('characters as sender', 'sender.id', 'm.character_id')
       .leftJoin('characters as recipient', 'recipient.id', 'm.recipient_character_id')
-      .select('m.id', 'm.room_id', 'm.character_id', 'm.recipient_character_id', 'm.sender_name', { sender_now: 'sender.name' }, 'm.message', 'm.channel', { recipient: 'recipient.name' }, 'm.created_at');
+      .select('m.id', 'm.room_id', 'm.character_id', 'm.speaker_kind', 'm.npc_id', 'm.recipient_character_id', 'm.sender_name', { sender_now: 'sender.name' }, 'm.message', 'm.channel', { recipient: 'recipient.name' }, 'm.created_at');
   }
 
   /**
@@ -304,5 +316,7 @@ function chatRow(r: Record<string, unknown>): ChatRow {
     channel: r.channel as ChatRow['channel'],
     recipient: (r.recipient as string | null) ?? null,
     createdAt: String(r.created_at),
+    speaker: (r.speaker_kind as Speaker | undefined) ?? 'character',
+    npcId: (r.npc_id as string | null | undefined) ?? null,
   };
 }

@@ -1,5 +1,6 @@
 /**
- * The building API (tag Building): rooms, exits, items and the history of a world. Every rule
+ * The building API (tag Building): rooms, exits, items, NPCs, the history of a world and its
+ * scripts' errors. Every rule
  * is BuildService's; this layer reads the session, the version the client sends (`If-Match`
  * or `version`) and answers with the version as `ETag`.
  */
@@ -74,7 +75,7 @@ export function buildingRouter(sessions: SessionService, build: BuildService): R
     withETag(res, await build.getRoom(builderOf(res), param(req, 'world_id'), param(req, 'room_id')));
   });
   router.patch(`${base}/rooms/:room_id`, ...viaBody, async (req, res) => {
-    const b = req.body as { version?: number; name?: string; description?: string; zone?: string };
+    const b = req.body as { version?: number; name?: string; description?: string; zone?: string; script?: string | null };
     withETag(res, await build.updateRoom(builderOf(res), param(req, 'world_id'), param(req, 'room_id'), expectedVersion(req, b.version), b));
   });
   router.delete(`${base}/rooms/:room_id`, ...viaQuery, async (req, res) => {
@@ -105,20 +106,53 @@ export function buildingRouter(sessions: SessionService, build: BuildService): R
     withETag(res, await build.getItem(builderOf(res), param(req, 'world_id'), Number(req.params.item_id)));
   });
   router.patch(`${base}/items/:item_id`, ...viaBody, async (req, res) => {
-    const b = req.body as { version?: number; name?: string; description?: string; room_id?: string };
+    const b = req.body as { version?: number; name?: string; description?: string; room_id?: string; script?: string | null };
     const item = await build.updateItem(builderOf(res), param(req, 'world_id'), Number(req.params.item_id), expectedVersion(req, b.version), {
       name: b.name,
       description: b.description,
       roomId: b.room_id,
+      script: b.script,
     });
     withETag(res, item);
   });
   router.delete(`${base}/items/:item_id`, ...viaQuery, async (req, res) => {
     res.json(await build.deleteItem(builderOf(res), param(req, 'world_id'), Number(req.params.item_id), expectedVersion(req, undefined)));
   });
+  router.get(`${base}/npcs`, ...viaQuery, async (req, res) => {
+    res.json(await build.listNpcs(builderOf(res), param(req, 'world_id')));
+  });
+  router.post(`${base}/npcs`, ...viaBody, async (req, res) => {
+    const b = req.body as { id?: string; name: string; description: string; room_id: string; script?: string | null };
+    withETag(res, await build.createNpc(builderOf(res), param(req, 'world_id'), { id: b.id, name: b.name, description: b.description, roomId: b.room_id, script: b.script }), 201);
+  });
+  router.get(`${base}/npcs/:npc_id`, ...viaQuery, async (req, res) => {
+    withETag(res, await build.getNpc(builderOf(res), param(req, 'world_id'), param(req, 'npc_id')));
+  });
+  router.patch(`${base}/npcs/:npc_id`, ...viaBody, async (req, res) => {
+    const b = req.body as { version?: number; name?: string; description?: string; room_id?: string; script?: string | null };
+    const npc = await build.updateNpc(builderOf(res), param(req, 'world_id'), param(req, 'npc_id'), expectedVersion(req, b.version), {
+      name: b.name,
+      description: b.description,
+      roomId: b.room_id,
+      script: b.script,
+    });
+    withETag(res, npc);
+  });
+  router.delete(`${base}/npcs/:npc_id`, ...viaQuery, async (req, res) => {
+    res.json(await build.deleteNpc(builderOf(res), param(req, 'world_id'), param(req, 'npc_id'), expectedVersion(req, undefined)));
+  });
+  router.post(`${base}/npcs/:npc_id/revert`, ...viaBody, async (req, res) => {
+    const b = req.body as { version?: number };
+    withETag(res, await build.revertNpc(builderOf(res), param(req, 'world_id'), param(req, 'npc_id'), expectedVersion(req, b.version)));
+  });
   router.get(`${base}/changes`, ...viaQuery, async (req, res) => {
     const before = req.query.before === undefined ? null : Number(req.query.before);
     res.json(await build.changes(builderOf(res), param(req, 'world_id'), queryInt(req.query.limit, 50), before));
+  });
+  router.get(`${base}/script-errors`, ...viaQuery, async (req, res) => {
+    const before = req.query.before === undefined ? null : Number(req.query.before);
+    const owner = typeof req.query.owner === 'string' ? req.query.owner : null;
+    res.json(await build.scriptErrors(builderOf(res), param(req, 'world_id'), queryInt(req.query.limit, 50), before, owner));
   });
   return router;
 }

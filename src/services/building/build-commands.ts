@@ -1,6 +1,6 @@
 /**
  * The builders' verbs in the game (`@dig`, `@name`, `@desc`, `@exit`, `@unexit`, `@create`,
- * `@idesc`, `@destroy`, `@rooms`), for roles with EDIT_WORLD: others get the unknown-command
+ * `@idesc`, `@destroy`, `@rooms`, `@npc`, `@script errors`), for roles with EDIT_WORLD: others get the unknown-command
  * answer and never see them in `help`. Each calls BuildService, so the rules and their words are
  * the API's; a refusal is the command's failure message. They act on the room or item as it is
  * now (no version to send: each is one small change made on the spot).
@@ -8,18 +8,37 @@
 import type { Room } from '../worlds/world-loader.ts';
 import { DomainError, InvalidInput } from '../../shared/errors.ts';
 import { fail, ok, type Actor, type ArgumentKind, type CommandResult, type RoomCommand, type Turn } from '../game/command-table.ts';
-import type { BuildItem, BuildService, Builder } from './build-service.ts';
+import type { BuildNpc, BuildService, Builder } from './build-service.ts';
 
-/** The item a builder names: by its whole name, else by the start of it, in any letter case. */
-function pick(items: readonly BuildItem[], wanted: string): BuildItem | undefined {
+interface Named {
+  name: string;
+}
+
+/** The item or NPC a builder names: by its whole name, else by the start of it, in any letter case. */
+function pick<T extends Named>(things: readonly T[], wanted: string): T | undefined {
   const lower = wanted.toLowerCase();
-  return items.find((i) => i.name.toLowerCase() === lower) ?? items.find((i) => i.name.toLowerCase().startsWith(lower));
+  return things.find((i) => i.name.toLowerCase() === lower) ?? things.find((i) => i.name.toLowerCase().startsWith(lower));
 }
 
-/** Words in the longest of the items' names: no longer run of words can name one. */
-function longestName(items: readonly BuildItem[]): number {
-  return Math.max(0, ...items.map((i) => i.name.split(/\s+/).length));
+/** Words in the longest of the names: no longer run of words can name one. */
+function longestName(things: readonly Named[]): number {
+  return Math.max(0, ...things.map((i) => i.name.split(/\s+/).length));
 }
+
+/**
+ * The thing named by the longest leading run of words of `args` (leaving at least one word when
+ * `text` is needed), and the rest of `args` as typed (empty when the name is all there is).
+ */
+function namedAndText<T extends Named>(things: readonly T[], args: string, text: 'needed' | 'optional'): { thing: T; text: string } | null {
+  const words = args.trim().split(/\s+/);
+  for (let count = Math.min(words.length - (text === 'needed' ? 1 : 0), longestName(things)); count >= 1; count--) {
+    const thing = pick(things, words.slice(0, count).join(' '));
+    if (thing) return { thing, text: args.trim().replace(new RegExp(`^(?:\\S+(?:\\s+|$)){${count}}`), '') };
+  }
+  return null;
+}
+
+const NPC_USAGE = '@npc [create <name> | desc <npc> <text> | script <npc> <code> | noscript <npc> | destroy <npc>]';
 
 export function buildCommands(build: BuildService): RoomCommand[] {
   /**
@@ -45,18 +64,43 @@ export function buildCommands(build: BuildService): RoomCommand[] {
     return m ? [m[1]!, m[2]!] : null;
   };
 
-  /**
-   * An item lying here named by the longest leading run of words, and the text after it. The
-   * room's items are read once and matched in memory, however long the text.
-   */
+  /** An item lying here named by the longest leading run of words, and some text after it. */
   const itemAndText = async (actor: Actor, room: Room, args: string) => {
-    const items = await build.itemsLyingIn(actor.worldId, room.id);
-    const words = args.split(/\s+/);
-    for (let count = Math.min(words.length - 1, longestName(items)); count >= 1; count--) {
-      const item = pick(items, words.slice(0, count).join(' '));
-      if (item) return { item, text: words.slice(count).join(' ') };
+    const found = namedAndText(await build.itemsLyingIn(actor.worldId, room.id), args, 'needed');
+    return found ? { item: found.thing, text: found.text } : null;
+  };
+
+  /** `@npc …`: the NPCs standing here, or one of its subcommands on one of them. */
+  const npcCommand = async (builder: Builder, actor: Actor, room: Room, args: string): Promise<string> => {
+    const here = (await build.listNpcs(builder, actor.worldId)).npcs.filter((n) => n.standing_in === room.id);
+    const sub = /^\S*/.exec(args.trim())![0].toLowerCase();
+    const after = args.trim().slice(sub.length).trim();
+    if (sub === '') {
+      if (here.length === 0) return `No NPC stands here. Usage: ${NPC_USAGE}`;
+      return `NPCs here:\n${here.map((n) => `  - ${n.id}: ${n.name}${n.script === null ? '' : ' (scripted)'}`).join('\n')}`;
     }
-    return null;
+    if (sub === 'create') {
+      if (after === '') throw new InvalidInput('Usage: @npc create <name>');
+      const npc = await build.createNpc(builder, actor.worldId, { name: after, description: `${after}, waiting to be described.`, roomId: room.id });
+      return `You create ${npc.name} (NPC ${npc.id}).`;
+    }
+    const needsText = sub === 'desc' || sub === 'script';
+    if (!['desc', 'script', 'noscript', 'destroy'].includes(sub)) throw new InvalidInput(`Unknown @npc subcommand '${sub}'. Usage: ${NPC_USAGE}`);
+    const usage = `Usage: @npc ${sub} <npc>${needsText ? ` <${sub === 'desc' ? 'text' : 'code'}>` : ''}`;
+    if (after === '') throw new InvalidInput(usage);
+    const found = namedAndText(here, after, needsText ? 'needed' : 'optional');
+    if (!found) throw new InvalidInput(needsText && namedAndText(here, after, 'optional') ? usage : `No NPC here is named at the start of '${after}'. ${usage}`);
+    const npc: BuildNpc = found.thing;
+    if (sub === 'desc') {
+      await build.updateNpc(builder, actor.worldId, npc.id, 'current', { description: found.text });
+      return `You describe ${npc.name} anew.`;
+    }
+    if (sub === 'script' || sub === 'noscript') {
+      await build.updateNpc(builder, actor.worldId, npc.id, 'current', { script: sub === 'script' ? found.text : null });
+      return sub === 'script' ? `${npc.name} has a new script.` : `${npc.name} has no script now.`;
+    }
+    await build.deleteNpc(builder, actor.worldId, npc.id, 'current');
+    return `You destroy ${npc.name}.`;
   };
 
   /** A builder's verb: permission EDIT_WORLD, a room to stand in, and `Usage: …` for a missing argument. */
@@ -123,6 +167,19 @@ export function buildCommands(build: BuildService): RoomCommand[] {
         return `Rooms of this world:\n${rooms.map((r) => `  - ${r.id}: ${r.name} (${r.zone})${r.id === room.id ? ' [here]' : ''}`).join('\n')}`;
       }),
       null,
+    ),
+    verb('@npc', NPC_USAGE, 'List the NPCs here, or make, describe, script or destroy one', asBuilder(npcCommand), null),
+    verb(
+      '@script',
+      '@script errors',
+      "The newest errors of this world's scripts",
+      asBuilder(async (builder, actor, _room, args) => {
+        if (args.trim().toLowerCase() !== 'errors') throw new InvalidInput('Usage: @script errors');
+        const { errors } = await build.scriptErrors(builder, actor.worldId, 10, null, null);
+        if (errors.length === 0) return "No script of this world has failed.";
+        const lines = errors.map((e) => `  ${e.created_at} ${e.owner} ${e.hook}${e.line === null ? '' : ` line ${e.line}`}: ${e.kind}: ${e.message}`);
+        return `Newest script errors:\n${lines.join('\n')}`;
+      }),
     ),
   ];
 }

@@ -15,14 +15,15 @@ import { lockKey, type Db } from '../../db/database.ts';
 import type { Clock } from '../../db/clock.ts';
 import type { BusEvent, EventBus } from '../../db/event-bus.ts';
 import type { BuildRepository, ChangeRow, ItemRow, NewChange } from '../../db/repositories/build-repository.ts';
+import type { NpcRepository } from '../../db/repositories/npc-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import { hasPermission, rank, type Permission, type Role } from '../../shared/roles.ts';
 import { insufficientPermission } from '../admin/user-admin-service.ts';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
-import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Room, type World } from '../worlds/world-loader.ts';
-import { itemDescription, itemName, WorldDraft, type RoomWrite } from '../worlds/world-overlay.ts';
+import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Npc, type Room, type World } from '../worlds/world-loader.ts';
+import { itemDescription, itemName, itemScript, WorldDraft, type NpcWrite, type RoomWrite } from '../worlds/world-overlay.ts';
 import type { Limit } from '../limits/limits.ts';
 import type { WorldSync } from './world-sync.ts';
 import { plainText } from '../../shared/plain-text.ts';
@@ -31,6 +32,10 @@ type Schemas = components['schemas'];
 export type BuildRoom = Schemas['BuildRoom'];
 export type BuildItem = Schemas['BuildItem'];
 export type WorldChange = Schemas['WorldChange'];
+export type BuildNpc = Schemas['BuildNpc'];
+
+/** Whether a script compiles: null when it does, else the first error and its line (src/services/scripts/). */
+export type ScriptCheck = (source: string) => { message: string; line: number | null } | null;
 
 /** Who asks: the session's role and account, the world it plays in, and the door it came through. */
 export interface Builder {
@@ -39,7 +44,8 @@ export interface Builder {
   username: string;
   /** The world of the session's character; null when it plays none. */
   worldId: string | null;
-  via: 'api' | 'game';
+  /** The door the change came through; `script` for a room's script opening or closing an exit. */
+  via: 'api' | 'game' | 'script';
 }
 
 /** The version the builder last read; `current` for the game's commands, which act on the room as it is. */
@@ -86,6 +92,10 @@ interface Work {
   characters: Set<number>;
   /** Items that appear in or vanish from a room, as its players see them. */
   seen: ItemSeen[];
+  /** Scripts saved by this change, by owner (`npc:<id>`, `room:<id>`, `item:<row id>`): they load again. */
+  scripts: Set<string>;
+  /** NPCs placed or removed. */
+  npcMoves: Array<Extract<BusEvent, { type: 'npc.move' }>>;
 }
 
 export class BuildService {
@@ -98,8 +108,24 @@ export class BuildService {
   private readonly clock: Clock;
   private readonly limit: Limit;
   private readonly bounds: Config['building'];
+  private readonly checkScript: ScriptCheck;
+  private readonly npcs: NpcRepository;
 
-  constructor(d: { db: Db; repo: BuildRepository; worlds: WorldCatalog; access: WorldAccessService; sync: WorldSync; bus: EventBus; clock: Clock; limit: Limit; bounds: Config['building'] }) {
+  constructor(d: {
+    db: Db;
+    repo: BuildRepository;
+    npcs: NpcRepository;
+    worlds: WorldCatalog;
+    access: WorldAccessService;
+    sync: WorldSync;
+    bus: EventBus;
+    clock: Clock;
+    limit: Limit;
+    bounds: Config['building'];
+    checkScript: ScriptCheck;
+  }) {
+    this.npcs = d.npcs;
+    this.checkScript = d.checkScript;
     this.db = d.db;
     this.repo = d.repo;
     this.worlds = d.worlds;
@@ -142,6 +168,13 @@ export class BuildService {
     return { world_id: worldId, changes: (await this.repo.changes(worldId, limit, before)).map(changeView) };
   }
 
+  /** What went wrong in the world's scripts, newest first (players never see it). */
+  async scriptErrors(builder: Builder, worldId: string, limit: number, before: number | null, owner: string | null): Promise<Schemas['ScriptErrorList']> {
+    await this.allowed(builder, worldId, 'edit_world');
+    const errors = await this.npcs.errors(worldId, limit, before, owner);
+    return { world_id: worldId, errors: errors.map((e) => ({ id: e.id, owner: e.owner, hook: e.hook, kind: e.kind as Schemas['ScriptError']['kind'], message: e.message, line: e.line, created_at: e.createdAt })) };
+  }
+
   // ---- rooms ---------------------------------------------------------------------------------
 
   async createRoom(builder: Builder, worldId: string, input: { id?: string; zone?: string; name: string; description: string }): Promise<BuildRoom> {
@@ -152,7 +185,7 @@ export class BuildService {
       const { world } = w.draft;
       const zone = input.zone ?? world.defaultSpawn.zone;
       if (!world.zones.has(zone)) throw new NotFound(`Zone '${zone}' not found in world '${worldId}' (zones: ${[...world.zones.keys()].join(', ')})`);
-      const id = input.id ?? this.freshRoomId(w, name);
+      const id = input.id ?? this.freshId(name, (id) => w.draft.taken(id));
       if (!WORLD_ID.test(id)) throw new InvalidInput(`Room id '${id}' must be lower-case letters, digits, _ and - (at most ${WORLD_LIMITS.id})`);
       if (w.draft.room(id)) throw new Conflict(`Room '${id}' already exists in world '${worldId}'`);
       this.roomToSpare(w);
@@ -161,10 +194,11 @@ export class BuildService {
     });
   }
 
-  async updateRoom(builder: Builder, worldId: string, roomId: string, expected: Expected, input: { name?: string; description?: string; zone?: string }): Promise<BuildRoom> {
+  async updateRoom(builder: Builder, worldId: string, roomId: string, expected: Expected, input: { name?: string; description?: string; zone?: string; script?: string | null }): Promise<BuildRoom> {
     await this.allowed(builder, worldId, 'edit_world');
     const name = input.name === undefined ? undefined : bounded('Room name', input.name, WORLD_LIMITS.name);
     const description = input.description === undefined ? undefined : bounded('Room description', input.description, WORLD_LIMITS.description);
+    const script = this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       const { world } = w.draft;
       const room = this.current(w, roomId, expected);
@@ -174,7 +208,8 @@ export class BuildService {
         const spawnOf = this.spawnOf(world, roomId);
         if (spawnOf) throw new Conflict(`Room '${roomId}' is ${spawnOf}: it stays in zone '${room.zoneId}'`);
       }
-      const next = this.putRoom(w, { ...stored(room), name: name ?? room.name, description: description ?? room.description, zoneId: zone }, 'room.update', room);
+      const next = this.putRoom(w, { ...stored(room), name: name ?? room.name, description: description ?? room.description, zoneId: zone, ...(script === undefined ? {} : { script }) }, 'room.update', room);
+      if (script !== undefined) w.scripts.add(`room:${roomId}`);
       return this.roomWithItems(w.draft.pkg, world, next, w.trx);
     });
   }
@@ -187,6 +222,8 @@ export class BuildService {
       if (spawnOf) throw new Conflict(`Room '${roomId}' is ${spawnOf} and cannot be deleted`);
       const present = await this.repo.charactersIn(w.trx, worldId, roomId);
       if (present.length > 0) throw new Conflict(`Room '${roomId}' cannot be deleted while characters are in it: ${present.slice(0, 5).join(', ')}${present.length > 5 ? ', …' : ''}`);
+      const living = [...new Set([...w.draft.npcsAt(roomId).map((npc) => npc.id), ...(await this.npcs.standingIn(worldId, roomId, w.trx))])];
+      if (living.length > 0) throw new Conflict(`Room '${roomId}' cannot be deleted while NPCs live or stand in it: ${living.slice(0, 5).join(', ')}${living.length > 5 ? ', …' : ''}`);
       // Exits leading here go with the room, each such room's change recorded.
       for (const other of w.draft.roomsInto(roomId)) {
         if (other.id === roomId) continue;
@@ -214,7 +251,8 @@ export class BuildService {
       if (!now) this.roomToSpare(w);
       const gone = Object.entries(original.exits).filter(([, target]) => !w.draft.room(target));
       if (gone.length > 0) throw new Conflict(`Room '${roomId}' cannot be reverted: its package exits lead to rooms that are gone (${gone.map(([d, t]) => `${d} → ${t}`).join(', ')})`);
-      const next = this.putRoom(w, stored(original), 'room.revert', now ?? null);
+      const next = this.putRoom(w, { ...stored(original), script: null }, 'room.revert', now ?? null);
+      w.scripts.add(`room:${roomId}`);
       return this.roomWithItems(w.draft.pkg, w.draft.world, next, w.trx);
     });
   }
@@ -228,7 +266,7 @@ export class BuildService {
       const from = this.draftRoom(w, fromId);
       if (from.exits[direction] !== undefined) throw new Conflict(`Room '${fromId}' already has an exit ${direction} (to '${from.exits[direction]}')`);
       this.roomToSpare(w);
-      const id = this.freshRoomId(w, name);
+      const id = this.freshId(name, (id) => w.draft.taken(id));
       const exits = { [OPPOSITE[direction]]: fromId };
       const room = this.putRoom(w, { roomId: id, zoneId: from.zoneId, name, description: UNDESCRIBED, exits, deleted: false }, 'room.create', null);
       this.putRoom(w, { ...stored(from), exits: { ...from.exits, [direction]: id } }, 'exit.add', from);
@@ -299,10 +337,11 @@ export class BuildService {
     });
   }
 
-  async updateItem(builder: Builder, worldId: string, id: number, expected: Expected, input: { name?: string; description?: string; roomId?: string }): Promise<BuildItem> {
+  async updateItem(builder: Builder, worldId: string, id: number, expected: Expected, input: { name?: string; description?: string; roomId?: string; script?: string | null }): Promise<BuildItem> {
     await this.allowed(builder, worldId, 'edit_world');
     const name = input.name === undefined ? undefined : bounded('Item name', input.name, WORLD_LIMITS.name);
     const description = input.description === undefined ? undefined : bounded('Item description', input.description, WORLD_LIMITS.description);
+    const script = this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       const item = await this.item(worldId, id, w.trx);
       const version = this.checkVersion('Item', String(id), item.version, expected);
@@ -312,7 +351,8 @@ export class BuildService {
         if (item.characterId !== null) throw new Conflict(`Item ${id} is held by a character and cannot be moved`);
         await this.itemToSpare(w, input.roomId!);
       }
-      const next: ItemRow = { ...item, name: name ?? item.name, description: description ?? item.description, roomId: moving ? input.roomId! : item.roomId, version: item.version + 1 };
+      const next: ItemRow = { ...item, name: name ?? item.name, description: description ?? item.description, roomId: moving ? input.roomId! : item.roomId, script: script === undefined ? item.script : script, version: item.version + 1 };
+      if (script !== undefined) w.scripts.add(`item:${id}`);
       if (!(await this.repo.updateItem(w.trx, next, version))) throw new Conflict(`Item ${id} changed meanwhile (it was taken or edited); read it again`);
       const before = this.itemView(w.draft.world, item);
       const view = this.itemView(w.draft.world, next);
@@ -355,6 +395,107 @@ export class BuildService {
     return this.repo.worldItems(worldId);
   }
 
+  /**
+   * A script opens an exit of the room it runs in (to a room of the world) or closes one, as a
+   * builder would: recorded in the history with the script as its actor, seen by every instance.
+   */
+  async scriptExit(worldId: string, owner: string, roomId: string, direction: string, to: string | null): Promise<void> {
+    const builder: Builder = { role: 'superuser', userId: 0, username: owner.slice(0, 64), worldId, via: 'script' };
+    // Opening an exit already open there, or closing one already closed, changes nothing.
+    const now = this.worlds.get(worldId)?.rooms.get(roomId)?.exits[direction as Direction];
+    if (to !== null && now !== to) await this.addExit(builder, worldId, roomId, 'current', { direction, to, twoWay: false });
+    else if (to === null && now !== undefined) await this.removeExit(builder, worldId, roomId, 'current', direction, false);
+  }
+
+  // ---- NPCs ----------------------------------------------------------------------------------
+
+  async listNpcs(builder: Builder, worldId: string): Promise<Schemas['BuildNpcList']> {
+    const world = await this.allowed(builder, worldId, 'edit_world');
+    const pkg = this.worlds.packageOf(worldId)!;
+    const places = await this.npcs.positions(worldId);
+    return { world_id: worldId, npcs: [...world.npcs.values()].map((npc) => this.npcView(pkg, npc, places.get(npc.id) ?? npc.roomId)) };
+  }
+
+  async getNpc(builder: Builder, worldId: string, npcId: string): Promise<BuildNpc> {
+    const world = await this.allowed(builder, worldId, 'edit_world');
+    const npc = this.foundNpc(worldId, world.npcs.get(npcId), npcId);
+    return this.npcView(this.worlds.packageOf(worldId)!, npc, (await this.npcs.positions(worldId)).get(npcId) ?? npc.roomId);
+  }
+
+  async createNpc(builder: Builder, worldId: string, input: { id?: string; name: string; description: string; roomId: string; script?: string | null }): Promise<BuildNpc> {
+    await this.allowed(builder, worldId, 'create_rooms');
+    const name = bounded('NPC name', input.name, WORLD_LIMITS.name);
+    const description = bounded('NPC description', input.description, WORLD_LIMITS.description);
+    const script = this.script(input.script);
+    return this.change(builder, worldId, async (w) => {
+      this.draftRoom(w, input.roomId);
+      const id = input.id ?? this.freshId(name, (candidate) => w.draft.npcTaken(candidate));
+      if (!WORLD_ID.test(id)) throw new InvalidInput(`NPC id '${id}' must be lower-case letters, digits, _ and - (at most ${WORLD_LIMITS.id})`);
+      if (w.draft.npc(id)) throw new Conflict(`NPC '${id}' already exists in world '${worldId}'`);
+      const npc = this.putNpc(w, { npcId: id, name, description, roomId: input.roomId, deleted: false, script: script ?? null }, 'npc.create', null);
+      await this.npcs.move(worldId, id, input.roomId, this.clock(), w.trx);
+      w.npcMoves.push({ type: 'npc.move', worldId, npcId: id, name, from: null, to: input.roomId, direction: null });
+      return this.npcView(w.draft.pkg, npc, input.roomId);
+    });
+  }
+
+  async updateNpc(builder: Builder, worldId: string, npcId: string, expected: Expected, input: { name?: string; description?: string; roomId?: string; script?: string | null }): Promise<BuildNpc> {
+    await this.allowed(builder, worldId, 'edit_world');
+    const name = input.name === undefined ? undefined : bounded('NPC name', input.name, WORLD_LIMITS.name);
+    const description = input.description === undefined ? undefined : bounded('NPC description', input.description, WORLD_LIMITS.description);
+    const script = this.script(input.script);
+    return this.change(builder, worldId, async (w) => {
+      const npc = this.currentNpc(w, npcId, expected);
+      if (input.roomId !== undefined) this.draftRoom(w, input.roomId);
+      const next = this.putNpc(w, { ...storedNpc(npc), name: name ?? npc.name, description: description ?? npc.description, roomId: input.roomId ?? npc.roomId, ...(script === undefined ? {} : { script }) }, 'npc.update', npc);
+      const standing = (await this.npcs.standingAt(worldId, npcId, w.trx)) ?? npc.roomId;
+      // A new home takes the NPC there at once; a rename shows in its room.
+      if (input.roomId !== undefined && input.roomId !== standing) {
+        await this.npcs.move(worldId, npcId, input.roomId, this.clock(), w.trx);
+        w.npcMoves.push({ type: 'npc.move', worldId, npcId, name: next.name, from: standing, to: input.roomId, direction: null });
+      } else w.rooms.add(standing);
+      if (script !== undefined) w.scripts.add(`npc:${npcId}`);
+      return this.npcView(w.draft.pkg, next, input.roomId ?? standing);
+    });
+  }
+
+  async deleteNpc(builder: Builder, worldId: string, npcId: string, expected: Expected): Promise<Schemas['SuccessMessage']> {
+    await this.allowed(builder, worldId, 'create_rooms');
+    return this.change(builder, worldId, async (w) => {
+      const npc = this.currentNpc(w, npcId, expected);
+      this.putNpc(w, { ...storedNpc(npc), deleted: true }, 'npc.delete', npc);
+      const standing = (await this.npcs.standingAt(worldId, npcId, w.trx)) ?? npc.roomId;
+      await this.npcs.forget(worldId, npcId, w.trx);
+      await this.npcs.forgetOwner(w.trx, worldId, `npc:${npcId}`);
+      w.npcMoves.push({ type: 'npc.move', worldId, npcId, name: npc.name, from: standing, to: null, direction: null });
+      return { success: true, message: `NPC '${npcId}' deleted.` };
+    });
+  }
+
+  /** Puts a package NPC back as its package has it (a deleted one comes back, at its home). */
+  async revertNpc(builder: Builder, worldId: string, npcId: string, expected: Expected): Promise<BuildNpc> {
+    await this.allowed(builder, worldId, 'edit_world');
+    return this.change(builder, worldId, async (w) => {
+      const original = w.draft.pkg.npcs.get(npcId);
+      const now = w.draft.npc(npcId);
+      if (!original) {
+        if (!now) throw new NotFound(`NPC '${npcId}' not found in world '${worldId}'`);
+        throw new Conflict(`NPC '${npcId}' is not in the package of world '${worldId}': there is nothing to revert to (delete it instead)`);
+      }
+      const npc = now ?? { ...original, version: w.draft.lastNpcVersion(npcId) };
+      this.checkVersion('NPC', npcId, npc.version, expected);
+      if (!w.draft.room(original.roomId)) throw new Conflict(`NPC '${npcId}' cannot be reverted: its home room '${original.roomId}' is gone`);
+      const next = this.putNpc(w, { ...storedNpc(original), script: null }, 'npc.revert', now ?? null);
+      const standing = await this.npcs.standingAt(worldId, npcId, w.trx);
+      if (standing === undefined) {
+        await this.npcs.move(worldId, npcId, original.roomId, this.clock(), w.trx);
+        w.npcMoves.push({ type: 'npc.move', worldId, npcId, name: next.name, from: null, to: original.roomId, direction: null });
+      } else w.rooms.add(standing);
+      w.scripts.add(`npc:${npcId}`);
+      return this.npcView(w.draft.pkg, next, standing ?? original.roomId);
+    });
+  }
+
   // ---- the machinery -------------------------------------------------------------------------
 
   /**
@@ -382,26 +523,30 @@ export class BuildService {
    * world's lock; then announces it and applies it here before answering.
    */
   private async change<T>(builder: Builder, worldId: string, work: (w: Work) => Promise<T>): Promise<T> {
-    const refused = await this.limit.hit(String(builder.userId));
+    // Scripts are bounded by their own limits ([scripts]); accounts by the building limit.
+    const refused = builder.via === 'script' ? null : await this.limit.hit(String(builder.userId));
     if (refused) throw refused;
     const result = await this.db.transaction(async (trx) => {
       await lockKey(trx, `world-build:${worldId}`);
       // Under the lock, the world read through the transaction is the world as stored.
       const draft = new WorldDraft(await this.sync.catchUp(worldId, trx));
-      const w: Work = { trx, draft, changes: [], rooms: new Set(), itemRooms: new Set(), characters: new Set(), seen: [] };
+      const w: Work = { trx, draft, changes: [], rooms: new Set(), itemRooms: new Set(), characters: new Set(), seen: [], scripts: new Set(), npcMoves: [] };
       const value = await work(w);
       const problems = draft.problems();
       // The rules above keep every world loadable; this is the last line, never the first.
       if (problems.length > 0) throw new Conflict(`The change would leave world '${worldId}' unloadable: ${problems.join('; ')}`);
       const now = this.clock();
-      await this.repo.putRooms(trx, worldId, draft.rows(), now);
+      const rows = draft.rows();
+      await this.repo.putRooms(trx, worldId, rows.rooms, now);
+      await this.repo.putNpcs(trx, worldId, rows.npcs, now);
       await this.repo.recordChanges(trx, w.changes.map((c) => ({ ...c, actor: builder.username, via: builder.via, createdAt: now })));
       const rooms = [...w.rooms];
       for (let i = 0; i === 0 || i < rooms.length; i += ROOMS_PER_EVENT) {
         const first = i === 0;
-        await this.bus.publish({ type: 'world.changed', worldId, roomIds: rooms.slice(i, i + ROOMS_PER_EVENT), itemRoomIds: first ? [...w.itemRooms] : [], characterIds: first ? [...w.characters] : [] }, trx);
+        await this.bus.publish({ type: 'world.changed', worldId, roomIds: rooms.slice(i, i + ROOMS_PER_EVENT), itemRoomIds: first ? [...w.itemRooms] : [], characterIds: first ? [...w.characters] : [], scripts: first ? [...w.scripts] : [] }, trx);
       }
       for (const seen of w.seen) await this.bus.publish(seen, trx);
+      for (const moved of w.npcMoves) await this.bus.publish(moved, trx);
       return value;
     });
     await this.sync.catchUp(worldId);
@@ -416,7 +561,7 @@ export class BuildService {
     return room ?? { ...before!, version: row.version };
   }
 
-  private record(w: Work, action: string, targetType: 'room' | 'item', targetId: string, before: unknown, after: unknown): void {
+  private record(w: Work, action: string, targetType: 'room' | 'item' | 'npc', targetId: string, before: unknown, after: unknown): void {
     w.changes.push({ worldId: w.draft.world.id, action, targetType, targetId, before, after });
   }
 
@@ -427,6 +572,43 @@ export class BuildService {
 
   private itemSeen(w: Work, roomId: string, item: string, action: 'appear' | 'vanish'): void {
     w.seen.push({ type: 'item', worldId: w.draft.world.id, roomId, characterId: null, name: null, item, action });
+  }
+
+  /** A script as sent: compiled before anything is written (400 naming the line); '' and null remove it. */
+  private script(input: string | null | undefined): string | null | undefined {
+    if (input === undefined) return undefined;
+    if (input === null || input.trim() === '') return '';
+    if (Buffer.byteLength(input) > WORLD_LIMITS.scriptBytes) throw new InvalidInput(`A script must be at most ${WORLD_LIMITS.scriptBytes} bytes (it has ${Buffer.byteLength(input)})`);
+    const error = this.checkScript(input);
+    if (error) throw new InvalidInput(`The script does not compile${error.line === null ? '' : ` (line ${error.line})`}: ${error.message}`);
+    return input;
+  }
+
+  private putNpc(w: Work, next: NpcWrite, action: string, before: Npc | null): Npc {
+    const { row, npc } = w.draft.putNpc(next);
+    this.record(w, action, 'npc', row.npcId, before && npcRecord(before), npc && npcRecord(npc));
+    return npc ?? { ...before!, version: row.version };
+  }
+
+  private currentNpc(w: Work, npcId: string, expected: Expected): Npc {
+    const npc = this.foundNpc(w.draft.world.id, w.draft.npc(npcId), npcId);
+    this.checkVersion('NPC', npcId, npc.version, expected);
+    return npc;
+  }
+
+  private foundNpc(worldId: string, npc: Npc | undefined, npcId: string): Npc {
+    if (!npc) throw new NotFound(`NPC '${npcId}' not found in world '${worldId}'`);
+    return npc;
+  }
+
+  private npcView(pkg: World, npc: Npc, standing: string): BuildNpc {
+    return {
+      ...npcRecord(npc),
+      script_file: npc.script?.file ?? null,
+      standing_in: standing,
+      origin: pkg.npcs.has(npc.id) ? 'package' : 'builder',
+      changed: npc !== pkg.npcs.get(npc.id),
+    };
   }
 
   /** Refuses a room past the world's bound. */
@@ -448,7 +630,7 @@ export class BuildService {
     return room;
   }
 
-  private checkVersion(what: 'Room' | 'Item', id: string, version: number, expected: Expected): number {
+  private checkVersion(what: 'Room' | 'Item' | 'NPC', id: string, version: number, expected: Expected): number {
     if (expected !== 'current' && expected !== version) {
       throw new Conflict(`${what} '${id}' is at version ${version}, not ${expected} as sent; read it again`, { extra: { current_version: version } });
     }
@@ -482,17 +664,17 @@ export class BuildService {
     return zone ? `the spawn room of zone '${zone.id}'` : null;
   }
 
-  /** An id from the name (`Lamplit Cellar` → `lamplit_cellar`), with a number when taken, even by a deleted room. */
-  private freshRoomId(w: Work, name: string): string {
+  /** An id from the name (`Lamplit Cellar` → `lamplit_cellar`), with a number when `taken`, even by something deleted. */
+  private freshId(name: string, taken: (id: string) => boolean): string {
     const base =
       name
         .normalize('NFKD')
         .toLowerCase()
         .replace(/[^a-z0-9]+/g, '_')
         .replace(/^_+|_+$/g, '')
-        .slice(0, 48) || 'room';
+        .slice(0, 48) || 'unnamed';
     let id = base;
-    for (let n = 2; w.draft.taken(id); n++) id = `${base}_${n}`;
+    for (let n = 2; taken(id); n++) id = `${base}_${n}`;
     return id;
   }
 
@@ -513,18 +695,28 @@ export class BuildService {
       description: itemDescription(world, item),
       room_id: item.roomId,
       held: item.characterId !== null,
+      script: itemScript(world, item)?.source ?? null,
       version: item.version,
     };
   }
 }
 
 /** A room as the history and the API show it. */
-function roomRecord(room: Room): { id: string; zone: string; name: string; description: string; exits: Record<string, string>; version: number } {
-  return { id: room.id, zone: room.zoneId, name: room.name, description: room.description, exits: { ...room.exits }, version: room.version };
+function roomRecord(room: Room): { id: string; zone: string; name: string; description: string; exits: Record<string, string>; script: string | null; version: number } {
+  return { id: room.id, zone: room.zoneId, name: room.name, description: room.description, exits: { ...room.exits }, script: room.script?.source ?? null, version: room.version };
 }
 
 function stored(room: Room): RoomWrite {
   return { roomId: room.id, zoneId: room.zoneId, name: room.name, description: room.description, exits: { ...room.exits }, deleted: false };
+}
+
+/** An NPC as the history and the API show it. */
+function npcRecord(npc: Npc): { id: string; name: string; description: string; room_id: string; script: string | null; version: number } {
+  return { id: npc.id, name: npc.name, description: npc.description, room_id: npc.roomId, script: npc.script?.source ?? null, version: npc.version };
+}
+
+function storedNpc(npc: Npc): NpcWrite {
+  return { npcId: npc.id, name: npc.name, description: npc.description, roomId: npc.roomId, deleted: false };
 }
 
 function changeView(c: ChangeRow): WorldChange {

@@ -1,14 +1,16 @@
 /**
  * A world as it now is (package + builders' changes + where its items are), written back in
- * the package format (`world.json` + `zones/<zone>.json`), so that a server started on the
- * export serves the same rooms, exits and items; and the check of a package without a server
- * (`mud-server world-check`). See docs/decisions.md, "Building worlds".
+ * the package format (`world.json` + `zones/<zone>.json`, scripts as files under `scripts/`),
+ * so that a server started on the export serves the same rooms, exits, items, NPCs and scripts;
+ * and the check of a package without a server (`mud-server world-check`), which also compiles
+ * every script. See docs/decisions.md, "Building worlds" and "Scripts".
  */
 import { copyFile, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ItemRow } from '../../db/repositories/build-repository.ts';
-import { loadWorld, POLICY_ARTIFACT_FILE, WorldLoadError, type World } from '../worlds/world-loader.ts';
-import { itemDescription, itemName, unreachableRooms } from '../worlds/world-overlay.ts';
+import { loadWorld, POLICY_ARTIFACT_FILE, WorldLoadError, type Script, type World } from '../worlds/world-loader.ts';
+import { itemDescription, itemName, itemScript, unreachableRooms } from '../worlds/world-overlay.ts';
+import type { ScriptCheck } from './build-service.ts';
 
 type Json = Record<string, unknown>;
 
@@ -27,17 +29,26 @@ export async function exportWorld(world: World, packageDir: string, items: reado
   await mkdir(outDir, { recursive: true });
   if ((await readdir(outDir)).length > 0) throw new WorldLoadError(`${outDir}: the export folder must be empty`);
   const rawWorld = await readJson(path.join(packageDir, 'world.json'));
+  /** Writes a script as a package file and names it as a `script` key does. */
+  const scriptFile = async (script: Script | null, kind: string, id: string): Promise<{ script?: string }> => {
+    if (!script) return {};
+    const file = path.join('scripts', kind, `${id}.js`);
+    await mkdir(path.join(outDir, 'scripts', kind), { recursive: true });
+    await writeFile(path.join(outDir, file), script.source);
+    return { script: file.split(path.sep).join('/') };
+  };
 
-  const definitions = new Map<string, { name: string; description: string }>();
+  const definitions = new Map<string, { name: string; description: string; script: string | null }>();
   const placed = new Map<string, string[]>();
   const zoneItems = new Map<string, Json>();
   const globalItems: Json = {};
   for (const row of items) {
-    const definition = { name: itemName(world, row), description: itemDescription(world, row) };
+    const script = itemScript(world, row);
+    const definition = { name: itemName(world, row), description: itemDescription(world, row), script: script?.source ?? null };
     let id = row.itemId;
     const known = definitions.get(id);
-    if (known && (known.name !== definition.name || known.description !== definition.description)) id = `${row.itemId}_${row.id}`;
-    const entry = { id, name: definition.name, description: definition.description };
+    if (known && (known.name !== definition.name || known.description !== definition.description || known.script !== definition.script)) id = `${row.itemId}_${row.id}`;
+    const entry = { id, name: definition.name, description: definition.description, ...(definitions.has(id) ? {} : await scriptFile(script, 'items', id)) };
     if (!definitions.has(id)) {
       definitions.set(id, definition);
       const zoneId = row.roomId === null ? undefined : world.rooms.get(row.roomId)?.zoneId;
@@ -58,9 +69,15 @@ export async function exportWorld(world: World, packageDir: string, items: reado
         const targetZone = world.rooms.get(target)!.zoneId;
         return [direction, targetZone === zone.id ? target : `${targetZone}:${target}`];
       }));
-      rooms[roomId] = { id: roomId, name: room.name, description: room.description, exits, items: placed.get(roomId) ?? [] };
+      rooms[roomId] = { id: roomId, name: room.name, description: room.description, exits, items: placed.get(roomId) ?? [], ...(await scriptFile(room.script, 'rooms', roomId)) };
     }
-    const out = { ...rawZone, id: zone.id, name: zone.name, description: zone.description, spawn_room: zone.spawnRoom, rooms, items: zoneItems.get(zone.id) ?? {} };
+    // An NPC is written in the zone of its home room.
+    const npcs: Json = {};
+    for (const npc of world.npcs.values()) {
+      if (world.rooms.get(npc.roomId)?.zoneId !== zone.id) continue;
+      npcs[npc.id] = { id: npc.id, name: npc.name, description: npc.description, room: npc.roomId, ...(await scriptFile(npc.script, 'npcs', npc.id)) };
+    }
+    const out = { ...rawZone, id: zone.id, name: zone.name, description: zone.description, spawn_room: zone.spawnRoom, rooms, items: zoneItems.get(zone.id) ?? {}, npcs };
     await writeFile(path.join(outDir, 'zones', `${zone.id}.json`), `${JSON.stringify(out, null, 2)}\n`);
   }
   // Package items no row uses any more (all deleted) are left out with them.
@@ -70,8 +87,20 @@ export async function exportWorld(world: World, packageDir: string, items: reado
   return { rooms: world.rooms.size, items: items.filter((i) => i.roomId !== null).length };
 }
 
-/** Keys the check found wrong, one message each naming file and key; empty: the package is sound. */
-export async function checkWorldPackage(dir: string): Promise<{ world: World | null; problems: string[] }> {
+/** Every script of a package, with the key that names it (for messages that name file, key and line). */
+function packageScripts(world: World): Array<{ key: string; script: Script }> {
+  return [
+    ...[...world.rooms.values()].map((room) => ({ key: `rooms.${room.id}.script`, script: room.script })),
+    ...[...world.items.values()].map((item) => ({ key: `items.${item.id}.script`, script: item.script })),
+    ...[...world.npcs.values()].map((npc) => ({ key: `npcs.${npc.id}.script`, script: npc.script })),
+  ].filter((entry): entry is { key: string; script: Script } => entry.script !== null);
+}
+
+/**
+ * Keys the check found wrong, one message each naming file and key (and line, for a script that
+ * does not compile with `compile`); empty: the package is sound.
+ */
+export async function checkWorldPackage(dir: string, compile: ScriptCheck): Promise<{ world: World | null; problems: string[] }> {
   let world: World;
   try {
     world = await loadWorld(path.resolve(dir));
@@ -83,5 +112,9 @@ export async function checkWorldPackage(dir: string): Promise<{ world: World | n
     const room = world.rooms.get(id)!;
     return `${path.join(path.resolve(dir), 'zones', `${room.zoneId}.json`)}: rooms.${id}: unreachable from the default spawn room '${world.defaultSpawn.room}'`;
   });
+  for (const { key, script } of packageScripts(world)) {
+    const error = compile(script.source);
+    if (error) problems.push(`${path.join(path.resolve(dir), script.file ?? '')}${error.line === null ? '' : `:${error.line}`}: ${key}: ${error.message}`);
+  }
   return { world, problems };
 }

@@ -30,10 +30,9 @@ export class WorldSync {
     });
   }
 
-  /** Every world's builders' rooms, at start. */
+  /** Every world's builders' rooms and NPCs, at start. */
   async loadAll(): Promise<void> {
-    const stored = await this.repo.allStoredRooms();
-    for (const [worldId, rooms] of stored) this.worlds.setStoredRooms(worldId, rooms);
+    for (const [worldId, rows] of await this.repo.allStored()) this.worlds.setStored(worldId, rows);
   }
 
   onRoomsChanged(listener: RoomsChanged): void {
@@ -47,7 +46,7 @@ export class WorldSync {
   async catchUp(worldId: string, runner?: Runner): Promise<LiveWorld> {
     const live = this.worlds.live(worldId);
     if (!live) throw new Error(`World '${worldId}' is not loaded`);
-    live.apply(await this.repo.storedRoomsSince(worldId, live.revision, runner));
+    live.apply(await this.repo.storedSince(worldId, live.revision, runner));
     return live;
   }
 

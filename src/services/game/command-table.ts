@@ -137,13 +137,19 @@ export class CommandTable {
   }
 
   /**
+   * What answers a verb no command has, typed in a room: a script's own verb (src/services/
+   * scripts/), its answer, or null when none takes it.
+   */
+  fallback: ((turn: Turn<Room>) => Promise<string | null>) | null = null;
+
+  /**
    * Runs a verb for an actor in its world: the unknown-command answer for a verb the actor's
    * role may not use, then the mute (for the verbs that talk), the room check, the argument
    * check, then the verb.
    */
   async dispatch(actor: Actor, world: World, verb: string, args: string): Promise<CommandResult> {
     const command = this.find(verb, actor.role);
-    if (!command) return fail(`Unknown command: ${verb}. Type 'help' for available commands.`);
+    if (!command) return this.unknown(actor, world, verb, args);
     if (command.talks && actor.mute !== null && actor.mute.until > toDbTime(this.clock())) return fail(mutedAnswer(actor.mute));
     const room = actor.roomId === null ? undefined : world.rooms.get(actor.roomId);
     if (command.needsRoom && !room) return fail(NOT_IN_ROOM);
@@ -151,6 +157,13 @@ export class CommandTable {
     if (missing !== undefined && args === '') return fail(missing);
     const turn = { actor, world, args, verb };
     return command.needsRoom ? command.run({ ...turn, room: room! }) : command.run({ ...turn, room });
+  }
+
+  /** A verb no command has: a script of the room may take it (`pull lever`), else the unknown-command answer. */
+  private async unknown(actor: Actor, world: World, verb: string, args: string): Promise<CommandResult> {
+    const room = actor.roomId === null ? undefined : world.rooms.get(actor.roomId);
+    const answer = room && this.fallback ? await this.fallback({ actor, world, room, verb, args }) : null;
+    return answer === null ? fail(`Unknown command: ${verb}. Type 'help' for available commands.`) : ok(answer);
   }
 
   /** `help` for a role: each section with the lines of the commands the role may use. */

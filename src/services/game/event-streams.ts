@@ -512,6 +512,8 @@ export class EventStreams {
         return new Set(event.roomIds.flatMap((roomId) => [...this.byRoom.get(roomKey(event.worldId, roomId))]));
       case 'item':
         return new Set(this.byRoom.get(roomKey(event.worldId, event.roomId)));
+      case 'npc.move':
+        return new Set([event.from, event.to].flatMap((roomId) => (roomId === null ? [] : [...this.byRoom.get(roomKey(event.worldId, roomId))])));
       case 'move':
         return new Set([
           ...this.byCharacter.get(event.characterId),
@@ -580,6 +582,12 @@ export class EventStreams {
         if (event.to !== null && event.to === me.roomId) {
           this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         }
+        return;
+      }
+      case 'npc.move': {
+        const who = { character: event.name, direction: event.direction, cause: 'walk' as const, npc: true };
+        if (event.from !== null && event.from === me.roomId) this.send(stream, 'leave', () => ({ ...who, room_id: event.from! }) satisfies Schemas['LeaveEvent'], frames);
+        if (event.to !== null && event.to === me.roomId) this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         return;
       }
       case 'item':

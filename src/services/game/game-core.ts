@@ -18,6 +18,7 @@ import { resolveName, type Resolved } from '../../shared/name-match.ts';
 import { ChatMechanics, type ChatDependencies } from './chat-mechanics.ts';
 import { ok, type Actor, type CommandResult, type RoomData } from './command-table.ts';
 import { GameStateCache } from './game-state-cache.ts';
+import type { NpcPlaces } from './npc-places.ts';
 
 type Schemas = components['schemas'];
 
@@ -71,7 +72,8 @@ export function readable(row: ChatRow, reader: ChatReader): boolean {
 
 /** One message as GET /chat and the `chat` event show it. */
 export function chatMessage(r: ChatRow): Schemas['ChatMessage'] {
-  return { id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt };
+  const message: Schemas['ChatMessage'] = { id: r.id, sender: r.sender, text: r.text, channel: r.channel, recipient: r.recipient, created_at: r.createdAt };
+  return r.speaker === 'character' ? message : { ...message, speaker: r.speaker };
 }
 
 export class GameCore {
@@ -81,14 +83,17 @@ export class GameCore {
   readonly bus: EventBus;
   readonly state: GameStateCache;
   readonly mechanics: ChatMechanics;
+  /** Where the NPCs stand. */
+  readonly npcs: NpcPlaces;
   /** The most items a drop leaves lying in one room ([building] max_items_per_room). */
   readonly maxItemsPerRoom: number;
   /** Chat this instance wrote lately, by id, so its own event streams need not read it back (see chatRows). */
   private readonly written = new Map<number, ChatRow>();
 
   /** `idleMs`: how long a request keeps its character connected ([presence] idle_seconds). */
-  constructor(d: { repo: GameRepository; worlds: WorldCatalog; clock: Clock; bus: EventBus; idleMs: number; maxItemsPerRoom: number; chat: ChatDependencies | null }) {
+  constructor(d: { repo: GameRepository; worlds: WorldCatalog; clock: Clock; bus: EventBus; npcs: NpcPlaces; idleMs: number; maxItemsPerRoom: number; chat: ChatDependencies | null }) {
     this.repo = d.repo;
+    this.npcs = d.npcs;
     this.worlds = d.worlds;
     this.clock = d.clock;
     this.bus = d.bus;
@@ -120,13 +125,15 @@ export class GameCore {
     const room = world.rooms.get(roomId);
     if (!room) return null;
     const now = this.clock();
-    const [items, present] = await Promise.all([this.state.roomItemsOf(world.id, roomId, now), this.state.activeInRoom(world.id, roomId, now)]);
+    const [items, present, npcs] = await Promise.all([this.state.roomItemsOf(world.id, roomId, now), this.state.activeInRoom(world.id, roomId, now), this.npcs.inRoom(world.id, roomId)]);
     const others = present.filter((p) => p.id !== actor.characterId);
     const itemNames = items.slice(0, LOOK_LIST_MAX).map((i) => itemName(world, i));
     const shownOthers = others.slice(0, LOOK_LIST_MAX);
     let look = `\n=== ${room.name} ===\n${room.description}\n`;
     if (items.length > 0) look += `\n[Items here]:\n${listLines(itemNames, items.length)}`;
     if (others.length > 0) look += `\n[Players here]:\n${listLines(shownOthers.map(listed), others.length)}`;
+    const shownNpcs = npcs.slice(0, LOOK_LIST_MAX);
+    if (npcs.length > 0) look += `\n[Also here]:\n${listLines(shownNpcs.map((npc) => npc.name), npcs.length)}`;
     const exits = exitLines(world, room);
     if (exits !== '') look += `\n[Exits]:\n${exits}`;
     return {
@@ -140,6 +147,8 @@ export class GameCore {
         more_items: items.length - itemNames.length,
         characters: shownOthers.map((c) => ({ name: c.name, linkdead: c.linkdead })),
         more_characters: others.length - shownOthers.length,
+        npcs: shownNpcs.map((npc) => ({ id: npc.id, name: npc.name })),
+        more_npcs: npcs.length - shownNpcs.length,
       },
     };
   }
@@ -249,9 +258,10 @@ export class GameCore {
 
   /**
    * Stores chat, then announces it by id: other instances read the rows back, this one keeps
-   * them (`recipient` names a whisper's or tell's target; `worldWide` for WORLD_CHANNELS).
+   * them (`recipient` names a whisper's or tell's target; `worldWide` for WORLD_CHANNELS;
+   * `depth`, for what scripts said, how many scripts led to it).
    */
-  async post(actor: Actor, messages: NewChatMessage[], recipient: string | null = null, worldWide = false): Promise<void> {
+  async post(actor: Pick<Actor, 'worldId'>, messages: NewChatMessage[], recipient: string | null = null, worldWide = false, depth = 0): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
     // Ids grow in the order the rows were inserted, whatever order RETURNING lists them in.
     const ids = [...messageIds].sort((a, b) => a - b);
@@ -265,9 +275,11 @@ export class GameCore {
       channel: m.channel,
       recipient,
       createdAt: m.createdAt,
+      speaker: m.speaker ?? 'character',
+      npcId: m.npcId ?? null,
     }));
     const roomIds = worldWide ? [] : [...new Set(messages.map((m) => m.roomId))];
-    await this.bus.publish({ type: 'chat', worldId: actor.worldId, roomIds, messageIds, ...(worldWide ? { worldWide: true as const } : {}) });
+    await this.bus.publish({ type: 'chat', worldId: actor.worldId, roomIds, messageIds, ...(worldWide ? { worldWide: true as const } : {}), ...(depth > 0 ? { depth } : {}) });
   }
 
   private remember(row: ChatRow): void {

@@ -6,7 +6,7 @@
  * (building/world-sync.ts).
  */
 import type { WorldRepository } from '../../db/repositories/world-repository.ts';
-import type { StoredRoom } from '../../db/repositories/build-repository.ts';
+import type { StoredRows } from '../../db/repositories/build-repository.ts';
 import type { Clock } from '../../db/clock.ts';
 import { loadWorlds, type World } from './world-loader.ts';
 import { LiveWorld } from './world-overlay.ts';
@@ -17,7 +17,7 @@ export class WorldCatalog {
 
   constructor(worlds: readonly World[]) {
     this.packages = new Map(worlds.map((w) => [w.id, w]));
-    this.worlds = new Map(worlds.map((w) => [w.id, new LiveWorld(w, [])]));
+    this.worlds = new Map(worlds.map((w) => [w.id, new LiveWorld(w)]));
   }
 
   static async load(root: string): Promise<WorldCatalog> {
@@ -43,7 +43,7 @@ export class WorldCatalog {
   }
 
   /** Lays all of a loaded world's stored rows over its package (at start). */
-  setStoredRooms(id: string, stored: readonly StoredRoom[]): void {
+  setStored(id: string, stored: StoredRows): void {
     const pkg = this.packages.get(id);
     if (pkg) this.worlds.set(id, new LiveWorld(pkg, stored));
   }

@@ -3,7 +3,7 @@
  * immutable World objects. A broken package is refused with a WorldLoadError whose message
  * names the file and the key, so an operator can fix it without reading code.
  */
-import { access, readFile, readdir } from 'node:fs/promises';
+import { access, lstat, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 export const DIRECTIONS = ['north', 'south', 'east', 'west', 'up', 'down'] as const;
@@ -21,10 +21,29 @@ export function directionNamed(word: string): Direction | undefined {
   return isDirection(lower) ? lower : SHORT_DIRECTIONS[lower];
 }
 
+/** A builder's script (docs/decisions.md, "Scripts"): its source and, from a package, its file. */
+export interface Script {
+  source: string;
+  /** The package file it was read from (relative to the package), for errors that name a file and line; null when stored online. */
+  file: string | null;
+}
+
 export interface Item {
   id: string;
   name: string;
   description: string;
+  script: Script | null;
+}
+
+/** A non-player character: where it lives (its home room, where it is placed when its world first starts), and its script. */
+export interface Npc {
+  id: string;
+  name: string;
+  description: string;
+  roomId: string;
+  script: Script | null;
+  /** Counts builders' changes, as a room's version does. */
+  version: number;
 }
 
 export interface Room {
@@ -36,6 +55,7 @@ export interface Room {
   exits: Partial<Record<Direction, string>>;
   /** Ids of the items placed here when the world is first seeded. */
   items: string[];
+  script: Script | null;
   /** Counts builders' changes: 1 as the package has it (docs/decisions.md, "Building worlds"). */
   version: number;
 }
@@ -64,6 +84,7 @@ export interface World {
   zones: ReadonlyMap<string, Zone>;
   rooms: ReadonlyMap<string, Room>;
   items: ReadonlyMap<string, Item>;
+  npcs: ReadonlyMap<string, Npc>;
   /** Only the keys the package sets; server config fills the rest. */
   characterPolicy: CharacterPolicy;
   /** Raw feature blocks, interpreted by the features that use them. */
@@ -93,7 +114,7 @@ export const WORLD_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  * travel in event bus payloads (moves, items taken and dropped), which must stay bounded
  * whatever the data (src/db/event-bus.ts).
  */
-export const WORLD_LIMITS = { id: 64, name: 100, description: 1000 } as const;
+export const WORLD_LIMITS = { id: 64, name: 100, description: 1000, scriptBytes: 65536 } as const;
 const MAX_ID_LENGTH = WORLD_LIMITS.id;
 
 type Json = Record<string, unknown>;
@@ -158,10 +179,27 @@ async function readJson(file: string): Promise<unknown> {
   }
 }
 
-function readItem(r: Reader, key: string, raw: Json, where: string): Item {
+/**
+ * A `script` key: the path of a JavaScript file in the package (`scripts/ferryman.js`), read
+ * here, so a package is whole on disk; it must stay inside the package and be a regular file of
+ * at most WORLD_LIMITS.scriptBytes. Null when the key is absent.
+ */
+async function readScript(r: Reader, raw: Json, where: string, worldDir: string): Promise<Script | null> {
+  if (raw.script === undefined) return null;
+  const file = r.string(raw, 'script', where);
+  const key = `${where ? `${where}.` : ''}script`;
+  const resolved = path.resolve(worldDir, file);
+  if (!file.endsWith('.js') || path.isAbsolute(file) || !resolved.startsWith(`${path.resolve(worldDir)}${path.sep}`)) r.fail(key, `'${file}' must be the path of a .js file inside the package`);
+  const stat = await lstat(resolved).catch(() => null);
+  if (!stat?.isFile()) r.fail(key, `'${file}' is missing or not a regular file`);
+  if (stat.size > WORLD_LIMITS.scriptBytes) r.fail(key, `'${file}' is larger than ${WORLD_LIMITS.scriptBytes} bytes`);
+  return { source: await readFile(resolved, 'utf8'), file: path.relative(worldDir, resolved) };
+}
+
+async function readItem(r: Reader, key: string, raw: Json, where: string, worldDir: string): Promise<Item> {
   const id = r.bounded(raw, 'id', where, MAX_ID_LENGTH);
   if (id !== key) r.fail(`${where}.id`, `'${id}' differs from its key '${key}'`);
-  return { id, name: r.bounded(raw, 'name', where, WORLD_LIMITS.name), description: r.bounded(raw, 'description', where, WORLD_LIMITS.description) };
+  return { id, name: r.bounded(raw, 'name', where, WORLD_LIMITS.name), description: r.bounded(raw, 'description', where, WORLD_LIMITS.description), script: await readScript(r, raw, where, worldDir) };
 }
 
 function readPolicy(r: Reader, raw: unknown): CharacterPolicy {
@@ -219,12 +257,15 @@ export async function loadWorld(worldDir: string): Promise<World> {
   const itemOrigin = new Map<string, string>();
   for (const [key, itemRaw] of wr.entries(raw, 'global_items')) {
     if (itemOrigin.has(key)) wr.fail(`global_items.${key}`, `duplicate item id '${key}' (already defined in ${worldFile})`);
-    items.set(key, readItem(wr, key, itemRaw, `global_items.${key}`));
+    items.set(key, await readItem(wr, key, itemRaw, `global_items.${key}`, worldDir));
     itemOrigin.set(key, worldFile);
   }
 
   const zones = new Map<string, Zone>();
   const rooms = new Map<string, Room>();
+  const npcs = new Map<string, Npc>();
+  const npcOrigin = new Map<string, string>();
+  const homes: Array<{ reader: Reader; where: string; npc: Npc }> = [];
   const roomOrigin = new Map<string, string>();
   const exits: PendingExit[] = [];
   const placements: Array<{ reader: Reader; where: string; itemId: string }> = [];
@@ -252,6 +293,7 @@ export async function loadWorld(worldDir: string): Promise<World> {
         description: zr.bounded(roomRaw, 'description', where, WORLD_LIMITS.description),
         exits: {},
         items: [],
+        script: await readScript(zr, roomRaw, where, worldDir),
         version: 1,
       };
       const exitsRaw = roomRaw.exits === undefined ? {} : zr.object(roomRaw.exits, `${where}.exits`);
@@ -278,8 +320,27 @@ export async function loadWorld(worldDir: string): Promise<World> {
     for (const [key, itemRaw] of zr.entries(zraw, 'items')) {
       const previous = itemOrigin.get(key);
       if (previous) zr.fail(`items.${key}`, `duplicate item id '${key}' (already defined in ${previous})`);
-      items.set(key, readItem(zr, key, itemRaw, `items.${key}`));
+      items.set(key, await readItem(zr, key, itemRaw, `items.${key}`, worldDir));
       itemOrigin.set(key, zoneFile);
+    }
+
+    for (const [key, npcRaw] of zr.entries(zraw, 'npcs')) {
+      const where = `npcs.${key}`;
+      const npcId = zr.bounded(npcRaw, 'id', where, MAX_ID_LENGTH);
+      if (npcId !== key || !WORLD_ID.test(npcId)) zr.fail(`${where}.id`, `'${npcId}' must equal its key and be lower-case letters, digits, _ and -`);
+      const previous = npcOrigin.get(npcId);
+      if (previous) zr.fail(where, `duplicate NPC id '${npcId}' (already defined in ${previous})`);
+      const npc: Npc = {
+        id: npcId,
+        name: zr.bounded(npcRaw, 'name', where, WORLD_LIMITS.name),
+        description: zr.bounded(npcRaw, 'description', where, WORLD_LIMITS.description),
+        roomId: zr.string(npcRaw, 'room', where),
+        script: await readScript(zr, npcRaw, where, worldDir),
+        version: 1,
+      };
+      npcs.set(npcId, npc);
+      npcOrigin.set(npcId, zoneFile);
+      homes.push({ reader: zr, where: `${where}.room`, npc });
     }
 
     const spawnRoom = zr.string(zraw, 'spawn_room', '', roomIds[0]);
@@ -305,6 +366,9 @@ export async function loadWorld(worldDir: string): Promise<World> {
   for (const placement of placements) {
     if (!items.has(placement.itemId)) placement.reader.fail(placement.where, `unknown item '${placement.itemId}'`);
   }
+  for (const home of homes) {
+    if (!rooms.has(home.npc.roomId)) home.reader.fail(home.where, `unknown room '${home.npc.roomId}'`);
+  }
   const spawnZone = zones.get(defaultSpawn.zone);
   if (!spawnZone) wr.fail('default_spawn.zone', `unknown zone '${defaultSpawn.zone}'`);
   if (!spawnZone.roomIds.includes(defaultSpawn.room)) wr.fail('default_spawn.room', `unknown room '${defaultSpawn.room}' in zone '${defaultSpawn.zone}'`);
@@ -319,6 +383,7 @@ export async function loadWorld(worldDir: string): Promise<World> {
     zones,
     rooms,
     items,
+    npcs,
     characterPolicy: readPolicy(wr, raw.character_policy),
     translationLayer: optionalBlock(wr, raw, 'translation_layer'),
     axisEngine: optionalBlock(wr, raw, 'axis_engine'),

@@ -1,7 +1,7 @@
 /**
- * A world as it now is: its read-only package with the builders' rooms over it
- * (docs/decisions.md, "Building worlds"). A stored room wins over the package's room of the same
- * id; a deleted one hides it.
+ * A world as it now is: its read-only package with the builders' rooms and NPCs over it
+ * (docs/decisions.md, "Building worlds"). A stored room or NPC wins over the package's of the
+ * same id; a deleted one hides it.
  *
  * A LiveWorld is composed once, at start, and then patched with the rows each change wrote
  * (every row carries the world's revision at its change), so a change costs what it touched,
@@ -9,8 +9,8 @@
  * holds the rooms the change writes, and checks only those against what the loader demands of a
  * package, so that a builder's change is refused before it could make the world unloadable.
  */
-import type { StoredRoom } from '../../db/repositories/build-repository.ts';
-import { WORLD_LIMITS, type Room, type World, type Zone } from './world-loader.ts';
+import type { StoredNpc, StoredRoom, StoredRows } from '../../db/repositories/build-repository.ts';
+import { WORLD_LIMITS, type Npc, type Room, type Script, type World, type Zone } from './world-loader.ts';
 
 /** An item row's own name (a builder's), else its package item's, else its id. */
 export function itemName(world: World, item: { itemId: string; name?: string | null }): string {
@@ -24,6 +24,17 @@ export function itemDescription(world: World, item: { itemId: string; descriptio
 /** Length in characters (code points), as the loader counts. */
 const length = (text: string): number => [...text].length;
 
+/** A stored `script` column as the script in force: null keeps the package's, '' has none. */
+export function storedScript(stored: string | null, packaged: Script | null | undefined): Script | null {
+  if (stored === null) return packaged ?? null;
+  return stored === '' ? null : { source: stored, file: null };
+}
+
+/** An item row's script: its builder's, else its package item's. */
+export function itemScript(world: World, item: { itemId: string; script?: string | null }): Script | null {
+  return storedScript(item.script ?? null, world.items.get(item.itemId)?.script);
+}
+
 /** A stored row as the room players walk in; the package's seed items stay with its id. Null when it is gone. */
 function roomOf(pkg: World, row: StoredRoom): Room | null {
   // A room of a zone the package no longer has is left out (a package changed under its builders' rooms).
@@ -35,8 +46,15 @@ function roomOf(pkg: World, row: StoredRoom): Room | null {
     description: row.description,
     exits: { ...row.exits } as Room['exits'],
     items: pkg.rooms.get(row.roomId)?.items ?? [],
+    script: storedScript(row.script, pkg.rooms.get(row.roomId)?.script),
     version: row.version,
   };
+}
+
+/** A stored NPC row as the NPC; null when it is gone. */
+function npcOf(pkg: World, row: StoredNpc): Npc | null {
+  if (row.deleted) return null;
+  return { id: row.npcId, name: row.name, description: row.description, roomId: row.roomId, script: storedScript(row.script, pkg.npcs.get(row.npcId)?.script), version: row.version };
 }
 
 /**
@@ -88,22 +106,24 @@ export class LiveWorld {
   readonly world: World;
   private readonly rooms: Map<string, Room>;
   private readonly zones: Map<string, LiveZone>;
+  private readonly npcs: Map<string, Npc>;
   /** Every stored row by room id, tombstones included (a deleted room's id goes on counting versions). */
   private readonly stored = new Map<string, StoredRoom>();
+  private readonly storedNpcs = new Map<string, StoredNpc>();
   /** Room id → the rooms with an exit into it. */
   private readonly incoming = new Map<string, Set<string>>();
   private applied = 0;
 
-  constructor(pkg: World, rows: readonly StoredRoom[]) {
+  constructor(pkg: World, rows: StoredRows = { rooms: [], npcs: [] }) {
     this.pkg = pkg;
     this.rooms = new Map(pkg.rooms);
     this.zones = new Map([...pkg.zones.values()].map((zone) => [zone.id, new LiveZone(zone)]));
+    this.npcs = new Map(pkg.npcs);
     for (const room of this.rooms.values()) this.link(room);
-    this.world = { ...pkg, rooms: this.rooms, zones: this.zones };
-    for (const row of rows) {
-      this.place(row);
-      this.applied = Math.max(this.applied, row.revision);
-    }
+    this.world = { ...pkg, rooms: this.rooms, zones: this.zones, npcs: this.npcs };
+    for (const row of rows.rooms) this.place(row);
+    for (const row of rows.npcs) this.placeNpc(row);
+    for (const row of [...rows.rooms, ...rows.npcs]) this.applied = Math.max(this.applied, row.revision);
     // A package changed under its builders' rooms may leave exits to rooms that no longer exist.
     for (const id of [...this.rooms.keys()]) this.dropDangling(id);
   }
@@ -117,6 +137,10 @@ export class LiveWorld {
     return this.stored.get(roomId);
   }
 
+  storedNpc(npcId: string): StoredNpc | undefined {
+    return this.storedNpcs.get(npcId);
+  }
+
   /** The rooms with an exit into `roomId`. */
   roomsInto(roomId: string): ReadonlySet<string> {
     return this.incoming.get(roomId) ?? NONE;
@@ -125,15 +149,22 @@ export class LiveWorld {
   /**
    * Applies rows read from the database. Only rows of revisions after the last one applied count:
    * a read that started earlier but lands later holds nothing newer than what is here already,
-   * since each read brings every row written after the revision it asked from. Returns the ids
-   * of the rooms it changed.
+   * since each read brings every row written after the revision it asked from.
    */
-  apply(rows: readonly StoredRoom[]): string[] {
-    const fresh = rows.filter((row) => row.revision > this.applied);
-    for (const row of fresh) this.place(row);
-    for (const row of fresh) this.dropDangling(row.roomId);
-    for (const row of fresh) this.applied = Math.max(this.applied, row.revision);
-    return fresh.map((row) => row.roomId);
+  apply(rows: StoredRows): void {
+    const rooms = rows.rooms.filter((row) => row.revision > this.applied);
+    const npcs = rows.npcs.filter((row) => row.revision > this.applied);
+    for (const row of rooms) this.place(row);
+    for (const row of rooms) this.dropDangling(row.roomId);
+    for (const row of npcs) this.placeNpc(row);
+    for (const row of [...rooms, ...npcs]) this.applied = Math.max(this.applied, row.revision);
+  }
+
+  private placeNpc(row: StoredNpc): void {
+    this.storedNpcs.set(row.npcId, row);
+    const npc = npcOf(this.pkg, row);
+    if (npc) this.npcs.set(npc.id, npc);
+    else this.npcs.delete(row.npcId);
   }
 
   private place(row: StoredRoom): void {
@@ -178,13 +209,18 @@ export class LiveWorld {
 
 const NONE: ReadonlySet<string> = new Set();
 
-/** A room as a change writes it: whole, with the version and revision the draft gives it. */
-export type RoomWrite = Omit<StoredRoom, 'version' | 'revision'>;
+/**
+ * A room as a change writes it: whole, with the version and revision the draft gives it, and
+ * its script column as it was unless the change names one.
+ */
+export type RoomWrite = Omit<StoredRoom, 'version' | 'revision' | 'script'> & { script?: string | null };
+export type NpcWrite = Omit<StoredNpc, 'version' | 'revision' | 'script'> & { script?: string | null };
 
-/** One change of a world in the making: the rooms it writes, over the live world it started from. */
+/** One change of a world in the making: the rooms and NPCs it writes, over the live world it started from. */
 export class WorldDraft {
   private readonly live: LiveWorld;
   private readonly written = new Map<string, { row: StoredRoom; room: Room | null }>();
+  private readonly writtenNpcs = new Map<string, { row: StoredNpc; npc: Npc | null }>();
   /** The revision this change's rows carry. */
   readonly revision: number;
 
@@ -236,33 +272,69 @@ export class WorldDraft {
    * counting, so no write read before can apply): the room as it now reads, null once deleted.
    */
   put(next: RoomWrite): { row: StoredRoom; room: Room | null } {
-    const row: StoredRoom = { ...next, version: this.lastVersion(next.roomId) + 1, revision: this.revision };
+    const script = next.script !== undefined ? next.script : (this.written.get(next.roomId)?.row.script ?? this.live.storedRow(next.roomId)?.script ?? null);
+    const row: StoredRoom = { ...next, script, version: this.lastVersion(next.roomId) + 1, revision: this.revision };
     const written = { row, room: roomOf(this.live.pkg, row) };
     this.written.set(row.roomId, written);
     return written;
   }
 
+  npc(npcId: string): Npc | undefined {
+    const written = this.writtenNpcs.get(npcId);
+    return written ? (written.npc ?? undefined) : this.live.world.npcs.get(npcId);
+  }
+
+  /** The NPCs whose home is `roomId`, with this change. */
+  npcsAt(roomId: string): Npc[] {
+    const ids = new Set([...this.live.world.npcs.keys(), ...this.writtenNpcs.keys()]);
+    return [...ids].map((id) => this.npc(id)).filter((npc): npc is Npc => npc?.roomId === roomId);
+  }
+
+  /** Whether an NPC id was ever used in the world. */
+  npcTaken(npcId: string): boolean {
+    return this.writtenNpcs.has(npcId) || this.live.storedNpc(npcId) !== undefined || this.live.pkg.npcs.has(npcId);
+  }
+
+  lastNpcVersion(npcId: string): number {
+    return this.writtenNpcs.get(npcId)?.row.version ?? this.live.storedNpc(npcId)?.version ?? (this.live.pkg.npcs.has(npcId) ? 1 : 0);
+  }
+
+  /** Writes an NPC whole, one version above the last, as `put` writes a room. */
+  putNpc(next: NpcWrite): { row: StoredNpc; npc: Npc | null } {
+    const script = next.script !== undefined ? next.script : (this.writtenNpcs.get(next.npcId)?.row.script ?? this.live.storedNpc(next.npcId)?.script ?? null);
+    const row: StoredNpc = { ...next, script, version: this.lastNpcVersion(next.npcId) + 1, revision: this.revision };
+    const written = { row, npc: npcOf(this.live.pkg, row) };
+    this.writtenNpcs.set(row.npcId, written);
+    return written;
+  }
+
   /** The rows to store. */
-  rows(): StoredRoom[] {
-    return [...this.written.values()].map(({ row }) => row);
+  rows(): StoredRows {
+    return { rooms: [...this.written.values()].map(({ row }) => row), npcs: [...this.writtenNpcs.values()].map(({ row }) => row) };
   }
 
   /**
    * What the change would break, one message per problem (none: the world still loads): an exit
-   * to no room, a name or description out of bounds, a zone or the world without its spawn
-   * room. Only what the change wrote is looked at, and the spawn rooms.
+   * to no room, an NPC without its home room, a name or description out of bounds, a zone or the
+   * world without its spawn room. Only what the change wrote is looked at, and the spawn rooms.
    */
   problems(): string[] {
     const problems: string[] = [];
     for (const [id, { room }] of this.written) {
       if (!room) {
         for (const from of this.roomsInto(id)) problems.push(`room '${from.id}' has an exit to '${id}', which is gone`);
+        for (const npc of this.npcsAt(id)) problems.push(`NPC '${npc.id}' lives in room '${id}', which is gone`);
         continue;
       }
       for (const [direction, target] of Object.entries(room.exits)) {
         if (!this.room(target)) problems.push(`room '${id}' exit ${direction} leads to unknown room '${target}'`);
       }
       if (length(room.name) > WORLD_LIMITS.name || length(room.description) > WORLD_LIMITS.description) problems.push(`room '${id}' has a name or description out of bounds`);
+    }
+    for (const [id, { npc }] of this.writtenNpcs) {
+      if (!npc) continue;
+      if (!this.room(npc.roomId)) problems.push(`NPC '${id}' lives in unknown room '${npc.roomId}'`);
+      if (length(npc.name) > WORLD_LIMITS.name || length(npc.description) > WORLD_LIMITS.description) problems.push(`NPC '${id}' has a name or description out of bounds`);
     }
     for (const zone of this.world.zones.values()) {
       if (this.room(zone.spawnRoom)?.zoneId !== zone.id) problems.push(`zone '${zone.id}' lost its spawn room '${zone.spawnRoom}'`);

@@ -12,17 +12,23 @@ import { ambiguousAnswer, resolveName } from '../../../shared/name-match.ts';
 
 export function informationVerbs(core: GameCore, table: CommandTable) {
   /**
-   * An item here or carried, else a character here, named as players type names (a word of the
-   * name or its start will do: src/shared/name-match.ts).
+   * An item here or carried, a character or an NPC here, named as players type names (a word of
+   * the name or its start will do: src/shared/name-match.ts).
    */
   const examine = async (actor: Actor, world: World, room: Room, wanted: string): Promise<CommandResult> => {
     // Items as the world shows them now: a builder may have renamed, described or made them.
     const items = [...(await core.itemsLyingIn(world.id, room.id)), ...(await core.carried(actor.characterId))];
     const people = (await core.present(actor.worldId)).filter((c) => c.roomId === room.id);
-    const named = resolveName([...items.map((item) => ({ item, name: itemName(world, item) })), ...people.map((c) => ({ person: c, name: c.name }))], (t) => t.name, wanted);
+    const npcs = await core.npcs.inRoom(world.id, room.id);
+    const named = resolveName(
+      [...items.map((item) => ({ item, name: itemName(world, item) })), ...people.map((c) => ({ person: c, name: c.name })), ...npcs.map((npc) => ({ npc, name: npc.name }))],
+      (t) => t.name,
+      wanted,
+    );
     if (named && !('found' in named)) return fail(ambiguousAnswer(wanted, named.ambiguous));
     const target = named?.found;
     if (target && 'item' in target) return ok(`[${target.name}]\n${itemDescription(world, target.item) || 'You see nothing special about it.'}`);
+    if (target && 'npc' in target) return ok(`[${target.name}]\n${target.npc.description || 'You see nothing special about them.'}`);
     const here = target?.person;
     if (!here) return fail(`There is no '${wanted}' here.`);
     const carried = (await core.carried(here.id)).map((item) => itemName(world, item));

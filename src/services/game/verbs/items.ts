@@ -36,7 +36,7 @@ export function itemVerbs(core: GameCore) {
       for (const item of here.items) {
         // A conditional move: of two players racing for one item, exactly one gets it.
         if (await core.repo.take(item.id, room.id, actor.characterId)) {
-          await core.bus.publish({ type: 'item', worldId: world.id, roomId: room.id, characterId: actor.characterId, name: actor.name, item: here.name, action: 'take' });
+          await core.bus.publish({ type: 'item', worldId: world.id, roomId: room.id, characterId: actor.characterId, name: actor.name, item: here.name, action: 'take', itemRowId: item.id });
           return ok(`You picked up the ${here.name}.`);
         }
       }
@@ -58,7 +58,7 @@ export function itemVerbs(core: GameCore) {
       if ('answer' in held) return fail(held.answer);
       for (const item of held.items) {
         if (await core.repo.drop(item.id, actor.characterId, room.id)) {
-          await core.bus.publish({ type: 'item', worldId: world.id, roomId: room.id, characterId: actor.characterId, name: actor.name, item: held.name, action: 'drop' });
+          await core.bus.publish({ type: 'item', worldId: world.id, roomId: room.id, characterId: actor.characterId, name: actor.name, item: held.name, action: 'drop', itemRowId: item.id });
           return ok(`You dropped the ${held.name}.`);
         }
       }

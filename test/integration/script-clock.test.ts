@@ -1,0 +1,108 @@
+/**
+ * Time across instances (issue 32): three `mud-server serve` processes on one PostgreSQL
+ * database, an NPC whose script emotes a counter kept in `state` every 2 s. The instance holding
+ * the world's clock is killed with SIGKILL, then the next one: the clock moves on to a live
+ * instance each time, and the counter the NPC says never repeats or goes back. Every instance
+ * killed and a new one started, the counter goes on from where it stood (timers and state kept).
+ */
+import { describe, it, before, after } from 'mocha';
+import { expect } from 'chai';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import { usePostgres } from '../helpers/test-server.ts';
+import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cli-server.ts';
+import { worldsCopy } from '../helpers/worlds.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+
+const COUNTER = 'function onLoad() { every(2, "tick"); }\nfunction tick() { state.n = (state.n || 0) + 1; self.emote("counts " + state.n + "."); }\n';
+
+describe('script timers across instances killed one by one (PostgreSQL)', function () {
+  this.timeout(180_000);
+  let worlds = '';
+  let db: { url: string; drop: () => Promise<void> } | null = null;
+  let reader: Knex | null = null;
+  const servers: CliServer[] = [];
+
+  before(async function () {
+    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
+    worlds = worldsCopy({});
+    const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
+    const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
+    zone.npcs.counter = { id: 'counter', name: 'The Counter', description: 'It counts.', room: 'wash_house', script: 'scripts/counter.js' };
+    writeFileSync(zoneFile, JSON.stringify(zone));
+    writeFileSync(path.join(worlds, 'emberwick', 'scripts', 'counter.js'), COUNTER);
+    db = await throwAwayDatabase();
+    reader = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 2 } });
+  });
+  after(async () => {
+    for (const server of servers) server.kill();
+    await Promise.all(servers.map((s) => s.exited));
+    await reader?.destroy();
+    await db?.drop();
+    if (worlds) rmSync(worlds, { recursive: true, force: true });
+  });
+
+  const serve = async (): Promise<CliServer> => {
+    const server = startCliServer(['serve'], { DATABASE_URL: db!.url, MUD_WORLDS_ROOT: worlds, MUD_LOG_LEVEL: 'info' });
+    servers.push(server);
+    await server.waitFor((line) => line.message === 'Server listening', 60_000);
+    return server;
+  };
+
+  /** The counts the NPC has said, in the order they were stored, and when. */
+  const said = async (): Promise<Array<{ n: number; at: number }>> => {
+    const rows = await reader!('chat_messages').where({ npc_id: 'counter' }).orderBy('id').select('message', 'created_at');
+    return rows.map((r: { message: string; created_at: string | Date }) => ({ n: Number(/counts (\d+)\./.exec(r.message)?.[1]), at: new Date(r.created_at).getTime() }));
+  };
+  const counts = async (): Promise<number[]> => (await said()).map((s) => s.n);
+
+  /** Which of the live servers logged taking the clock of emberwick last (at or after `from` lines of each). */
+  const holder = async (live: CliServer[], timeoutMs: number): Promise<CliServer> => {
+    let found: CliServer | undefined;
+    await eventually(async () => {
+      found = live.find((s) => s.lines.some((l) => l.message === 'Holding a world\u2019s clock' && l.world_id === 'emberwick'));
+      expect(found, 'a live instance holding the clock').to.not.equal(undefined);
+    }, timeoutMs);
+    return found!;
+  };
+
+  const advance = async (by: number): Promise<void> => {
+    const start = (await counts()).length;
+    await eventually(async () => expect((await counts()).length).to.be.at.least(start + by), 20_000);
+  };
+
+  it('fires each due time once: the counter never repeats or goes back, and a new instance takes the clock when its holder dies', async () => {
+    const live = [await serve(), await serve(), await serve()];
+    await advance(2);
+    for (let round = 0; round < 2; round++) {
+      const held = await holder(live, 15_000);
+      held.kill();
+      await held.exited;
+      live.splice(live.indexOf(held), 1);
+      // Another instance takes over within the lease (5 s) and a tick, then the counter goes on.
+      await holder(live, 15_000);
+      await advance(2);
+    }
+    // The last one dies too; a new instance starts on the database and the counter goes on from its state.
+    for (const s of live) s.kill();
+    await Promise.all(live.map((s) => s.exited));
+    const before = await counts();
+    await serve();
+    await advance(2);
+    const all = await counts();
+    expect(all.every((n) => Number.isInteger(n))).to.equal(true);
+    for (let i = 1; i < all.length; i++) expect(all[i], `count ${i} of ${all.join(', ')}`).to.be.greaterThan(all[i - 1]!);
+    // A count is lost only when its instance died between storing the state and saying it: at most once per kill.
+    const skips = all.filter((n, i) => i > 0 && n !== all[i - 1]! + 1).length;
+    expect(skips, all.join(', ')).to.be.at.most(4);
+    expect(all[before.length], 'after the restart').to.be.greaterThan(before.at(-1)!);
+    // Periods missed while nobody held the clock fire once, not once each: no more firings than 2 s periods passed (times are stored to the second).
+    const timeline = await said();
+    const seconds = (timeline.at(-1)!.at - timeline[0]!.at) / 1000;
+    expect(timeline.at(-1)!.n - timeline[0]!.n, `${seconds} s`).to.be.at.most(Math.floor(seconds / 2) + 2);
+    const state = await reader!('script_state').where({ owner: 'npc:counter' }).first();
+    expect(JSON.parse(state.state).n).to.be.at.least(all.at(-1)!);
+  });
+});
