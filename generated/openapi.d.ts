@@ -2113,6 +2113,8 @@ export interface components {
             cause: components["schemas"]["MoveCause"];
             /** @description Present (true) when it is an NPC. */
             npc?: boolean;
+            /** @description The NPC's id, when it is an NPC (as in the room's `npcs`). */
+            npc_id?: string;
         };
         /** @description `leave`: another character, or an NPC, left the room. */
         LeaveEvent: {
@@ -2123,6 +2125,8 @@ export interface components {
             cause: components["schemas"]["MoveCause"];
             /** @description Present (true) when it is an NPC. */
             npc?: boolean;
+            /** @description The NPC's id, when it is an NPC (as in the room's `npcs`). */
+            npc_id?: string;
         };
         /** @description `item`: another character took an item from the room or dropped one in it (`take`, `drop`), or a builder's change made one appear in the room or vanish from it (`appear`: created, moved here or renamed; `vanish`: deleted, moved away or renamed; `character` is null). */
         ItemEvent: {

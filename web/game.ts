@@ -354,17 +354,16 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
-      // An NPC's event names it only (the view needs no more; its id is the building API's).
       if (room && event.npc) {
-        if (!room.npcs.some((npc) => npc.name === event.character)) room.npcs.push({ id: '', name: event.character });
+        const id = event.npc_id ?? '';
+        if (!room.npcs.some((npc) => npc.id === id)) room.npcs.push({ id, name: event.character });
       } else if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
       write(event.npc ? 'movement from-npc' : 'movement', movementLine('arrive', event.character, event.direction, event.cause));
     },
     leave: (event) => {
       if (room && event.npc) {
-        // NPCs may share a name: one of them left.
-        const index = room.npcs.findIndex((npc) => npc.name === event.character);
+        const index = room.npcs.findIndex((npc) => npc.id === event.npc_id);
         if (index >= 0) room.npcs.splice(index, 1);
       } else if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();

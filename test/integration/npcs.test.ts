@@ -55,6 +55,10 @@ describe(`NPCs and scripts (${DB_NAME})`, function () {
       // The NPC's line is in the room's chat like anyone's.
       const chat = await server.get(`/chat/${walker.sessionId}`);
       expect(chat.body.messages.map((m: { sender: string; text: string }) => `${m.sender}: ${m.text}`)).to.include('Old Tam: Two pennies. Asked 1 times.');
+      // A new home takes the NPC there: those it leaves see it go, as an NPC.
+      const rehomed = await call('PATCH', `${W}/npcs/old_tam`, { version: 1, room_id: 'lockkeepers_square' });
+      expect(rehomed.status, rehomed.text).to.equal(200);
+      expect((await stream.nextOf('leave', 5000)).data).to.deep.equal({ character: 'Old Tam', room_id: 'ropewalk_bridge', direction: null, cause: 'walk', npc: true, npc_id: 'old_tam' });
     } finally {
       stream.close();
     }

@@ -585,7 +585,7 @@ export class EventStreams {
         return;
       }
       case 'npc.move': {
-        const who = { character: event.name, direction: event.direction, cause: 'walk' as const, npc: true };
+        const who = { character: event.name, direction: event.direction, cause: 'walk' as const, npc: true, npc_id: event.npcId };
         if (event.from !== null && event.from === me.roomId) this.send(stream, 'leave', () => ({ ...who, room_id: event.from! }) satisfies Schemas['LeaveEvent'], frames);
         if (event.to !== null && event.to === me.roomId) this.send(stream, 'arrive', () => ({ ...who, room_id: event.to! }) satisfies Schemas['ArriveEvent'], frames);
         return;
