@@ -7187,9 +7187,9 @@ export interface operations {
                 session_id?: components["parameters"]["SessionIdQuery"];
                 /**
                  * @description The version last read, when it is not sent as `If-Match`.
-                 * @example 4
+                 * @example 2
                  */
-                version?: components["parameters"]["VersionQuery"];
+                version?: components["schemas"]["BuildVersion"];
             };
             header?: {
                 /**
@@ -7309,8 +7309,8 @@ export interface operations {
             path: {
                 /** @example emberwick */
                 world_id: components["parameters"]["WorldIdPath"];
-                /** @example old_tam */
-                npc_id: components["parameters"]["NpcIdPath"];
+                /** @example maud */
+                npc_id: string;
             };
             cookie?: never;
         };
@@ -7318,7 +7318,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "version": 2
+                 *       "version": 1
                  *     }
                  */
                 "application/json": components["schemas"]["VersionRequest"];
@@ -7334,16 +7334,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "ferryman",
-                     *       "name": "The Ferryman",
-                     *       "description": "A hooded figure leaning on a long pole.",
-                     *       "room_id": "tinkers_wharf",
-                     *       "script": null,
-                     *       "script_file": "scripts/ferryman.js",
-                     *       "standing_in": "tinkers_wharf",
-                     *       "version": 3,
+                     *       "id": "maud",
+                     *       "name": "Maud the Barkeep",
+                     *       "description": "A broad woman in a leather apron, sleeves rolled to the elbow, who hears every rumour on the canal and repeats the best of them.",
+                     *       "room_id": "sooty_heron_taproom",
+                     *       "script": "// Maud keeps the Sooty Heron's bar ...",
+                     *       "script_file": "scripts/maud.js",
+                     *       "standing_in": "sooty_heron_taproom",
+                     *       "version": 2,
                      *       "origin": "package",
-                     *       "changed": true
+                     *       "changed": false
                      *     }
                      */
                     "application/json": components["schemas"]["BuildNpc"];

@@ -199,6 +199,14 @@ export const EXAMPLE_FLOW: ReadonlyArray<[string, Actor?]> = [
   ['removeWorldExit'],
   ['deleteWorldRoom'],
   ['revertWorldRoom'],
+  // NPCs: Old Tam made, read, scripted and deleted; Maud put back as her package has her.
+  ['listWorldNpcs'],
+  ['createWorldNpc'],
+  ['getWorldNpc'],
+  ['updateWorldNpc'],
+  ['deleteWorldNpc'],
+  ['revertWorldNpc'],
+  ['listScriptErrors'],
   ['listWorldChanges'],
   ['adminStopServer'],
 ];

@@ -100,6 +100,13 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   updateWorldItem: 'worldbuilder',
   deleteWorldItem: 'worldbuilder',
   listWorldChanges: 'worldbuilder',
+  listWorldNpcs: 'worldbuilder',
+  createWorldNpc: 'worldbuilder',
+  getWorldNpc: 'worldbuilder',
+  updateWorldNpc: 'worldbuilder',
+  deleteWorldNpc: 'worldbuilder',
+  revertWorldNpc: 'worldbuilder',
+  listScriptErrors: 'worldbuilder',
 };
 
 /** Protected operations the matrix cannot check as above, why, and what every caller gets instead. */
