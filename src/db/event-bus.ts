@@ -217,6 +217,12 @@ export class PostgresEventBus implements EventBus {
       await client.end().catch(() => undefined);
       throw err;
     }
+    // Closed while connecting (a reconnect in flight at shutdown): a connection kept now would hold the process open.
+    if (this.closed) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.client = client;
     this.retryMs = RECONNECT_MIN_MS;
     // Chat committed while the connection was down was never heard: the streams read it back
