@@ -78,6 +78,7 @@ assert.equal(selected.character_name, created.character_name);
 const look = await ok('look', runCommand({ body: { command: 'look' } }));
 assert.equal(look.success, true);
 assert.match(look.message, /\[Exits\]/);
+assert.equal(look.room?.id, 'lockkeepers_square');
 
 const said = await ok('say hello', runCommand({ body: { command: 'say hello' } }));
 assert.equal(said.success, true);

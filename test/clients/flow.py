@@ -23,6 +23,7 @@ from mud_server_client.models import (
     CharacterSelection,
     ChatChannel,
     CommandRequest,
+    CommandResult,
     CreateCharacterRequest,
     CreatedCharacter,
     ErrorBody,
@@ -105,11 +106,13 @@ def main(base_url: str) -> None:
     )
     check(selected.character_name == created.character_name, f"select: {selected.character_name}")
 
-    look = ok("look", run_command.sync_detailed(client=client, body=CommandRequest(command="look")), SuccessMessage)
+    look = ok("look", run_command.sync_detailed(client=client, body=CommandRequest(command="look")), CommandResult)
     check(look.success and "[Exits]" in look.message, f"look: {look.message!r}")
+    # The room as data: what a client draws without reading the text.
+    check(look.room is not None and look.room.id == "lockkeepers_square" and look.room.npcs == [], f"look room: {look.room!r}")
 
     said = ok(
-        "say hello", run_command.sync_detailed(client=client, body=CommandRequest(command="say hello")), SuccessMessage
+        "say hello", run_command.sync_detailed(client=client, body=CommandRequest(command="say hello")), CommandResult
     )
     check(said.success, f"say: {said.message!r}")
 
