@@ -66,8 +66,8 @@ export const SETTINGS: readonly Setting[] = [
   s('accounts', 'purge_interval_minutes', { type: 'int', min: 1, max: 10080 }, '60', 'How often expired temporary accounts are purged (also once at start).'),
   s('rate_limit', 'enabled', { type: 'bool' }, 'true', 'Master switch of all rate limits (off for load tests).', 'MUD_RATE_LIMIT_ENABLED'),
   s('rate_limit', 'window_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'Length of the window the login, registration and password-change limits count in.'),
-  s('rate_limit', 'login_per_address', { type: 'int', min: 1, max: 100000 }, '30', 'Login attempts per client address per window.'),
-  s('rate_limit', 'login_per_username', { type: 'int', min: 1, max: 100000 }, '10', 'Failed logins per account per window; past it a wrong password gets 429, the right one still logs in.'),
+  s('rate_limit', 'login_per_address', { type: 'int', min: 1, max: 100000 }, '30', 'Failed logins per client address per window; past it logins from the address are refused before the password is checked. Logins with the right password are not counted.'),
+  s('rate_limit', 'login_per_username', { type: 'int', min: 1, max: 100000 }, '10', 'Failed logins per account per window; past it a wrong password gets 429, the right one still logs in. Also failed logins per client address and username, past which that name is refused from the address before the password is checked.'),
   s('rate_limit', 'register_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Registrations per client address per window.'),
   s('rate_limit', 'register_per_username', { type: 'int', min: 1, max: 100000 }, '5', 'Registration attempts per username per window.'),
   s('rate_limit', 'change_password_per_address', { type: 'int', min: 1, max: 100000 }, '10', 'Password changes per client address per window.'),
@@ -141,6 +141,13 @@ export const SETTINGS: readonly Setting[] = [
   s('telnet', 'handshake_timeout_seconds', { type: 'int', min: 1, max: 600 }, '10', 'A TLS connection that has not finished its handshake by then is closed.'),
   s('telnet', 'login_timeout_seconds', { type: 'int', min: 1, max: 3600 }, '120', 'A connection that has not logged in by then is closed.'),
   s('telnet', 'idle_timeout_seconds', { type: 'int', min: 1, max: 604800 }, '1800', 'A logged-in connection that sends nothing for this long is closed (and logged out).'),
+  s('telnet', 'compression', { type: 'bool' }, 'true', 'Offer MCCP2 (zlib) compression of what the server sends to clients that take it.'),
+  s('telnet', 'mssp_name', { type: 'string' }, 'mud-server', 'The MUD\'s name for MUD directories (MSSP NAME).'),
+  s('telnet', 'mssp_hostname', { type: 'string' }, '', 'Host name players connect to, for MUD directories (MSSP HOSTNAME; empty: not sent).'),
+  s('telnet', 'mssp_contact', { type: 'string' }, '', 'Contact address for MUD directories (MSSP CONTACT; empty: not sent).'),
+  s('telnet', 'mssp_website', { type: 'string' }, '', 'Web site for MUD directories (MSSP WEBSITE; empty: not sent).'),
+  s('telnet', 'mssp_language', { type: 'string' }, 'English', 'Language the game is played in (MSSP LANGUAGE).'),
+  s('telnet', 'mssp_genre', { type: 'string' }, 'Fantasy', 'Genre for MUD directories (MSSP GENRE).'),
 ];
 
 /** Keys of the per-world `[world_policy.<world_id>]` sections (they override world.json). */
@@ -218,6 +225,13 @@ export interface Config {
     handshakeTimeoutSeconds: number;
     loginTimeoutSeconds: number;
     idleTimeoutSeconds: number;
+    compression: boolean;
+    msspName: string;
+    msspHostname: string;
+    msspContact: string;
+    msspWebsite: string;
+    msspLanguage: string;
+    msspGenre: string;
   };
   llm: {
     allowedServerUrls: string[];

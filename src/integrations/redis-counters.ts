@@ -10,19 +10,20 @@ import { createHash } from 'node:crypto';
 import { createClient } from 'redis';
 import type { Logger } from '../logging/logger.ts';
 
-/** The count after one hit and when its window ends; the window's own end is the key's expiry. */
+/** The count after `amount` hits (0 reads it) and when its window ends; the window's own end is the key's expiry. */
 const SCRIPT = `
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
+local amount = tonumber(ARGV[3] or '1')
 local reset = tonumber(redis.call('HGET', KEYS[1], 'reset_at') or '0')
 local hits
 if reset <= now then
   reset = now + window
-  hits = 1
-  redis.call('HSET', KEYS[1], 'hits', 1, 'reset_at', reset)
+  hits = amount
+  redis.call('HSET', KEYS[1], 'hits', amount, 'reset_at', reset)
   redis.call('PEXPIRE', KEYS[1], window)
 else
-  hits = redis.call('HINCRBY', KEYS[1], 'hits', 1)
+  hits = redis.call('HINCRBY', KEYS[1], 'hits', amount)
 end
 return {hits, tostring(reset)}
 `;
@@ -41,7 +42,7 @@ interface WindowCount {
 }
 
 interface Fallback {
-  increment(key: string, windowMs: number, now: number): Promise<WindowCount>;
+  increment(key: string, windowMs: number, now: number, amount?: number): Promise<WindowCount>;
 }
 
 /** `ok`: the counts go to Redis; `degraded`: they are counted in this process until Redis answers. */
@@ -90,10 +91,10 @@ export class RedisCounters {
     return this.shared ? 'ok' : 'degraded';
   }
 
-  async increment(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async increment(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
     const client = this.client;
     if (this.shared && client !== null) {
-      const options = { keys: [`${this.prefix}${key}`], arguments: [String(now), String(windowMs)] };
+      const options = { keys: [`${this.prefix}${key}`], arguments: [String(now), String(windowMs), String(amount)] };
       try {
         const reply = (await withTimeout(
           client.evalSha(SHA1, options).catch((err: Error) => {
@@ -107,7 +108,7 @@ export class RedisCounters {
         this.lose(client, err as Error);
       }
     }
-    return this.fallback.increment(key, windowMs, now);
+    return this.fallback.increment(key, windowMs, now, amount);
   }
 
   /**

@@ -13,6 +13,8 @@ import { WorldPermissionRepository } from '../db/repositories/world-permission-r
 import { InspectionRepository } from '../db/repositories/inspection-repository.ts';
 import { HealthService } from './health-service.ts';
 import { AccountService } from './accounts/account-service.ts';
+import { TelnetSettingsService } from './accounts/telnet-settings.ts';
+import { TelnetSettingsRepository } from '../db/repositories/telnet-settings-repository.ts';
 import { SessionService, SWEEP_BATCH } from './accounts/session-service.ts';
 import { SessionActivity } from './accounts/session-activity.ts';
 import { BcryptPool, type PasswordHasher } from './accounts/password-hasher.ts';
@@ -81,6 +83,8 @@ export interface Services {
   health: HealthService;
   sessions: SessionService;
   accounts: AccountService;
+  /** What each account chose for the telnet door (`config`). */
+  telnetSettings: TelnetSettingsService;
   userAdmin: UserAdminService;
   inspection: InspectionService;
   /** Moderation (src/services/moderation/): the audit log of staff actions, reports to staff, staff announcements. */
@@ -332,6 +336,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     health: new HealthService(sessionRepository, clock, version, counters.redis),
     sessions,
     accounts,
+    telnetSettings: new TelnetSettingsService(new TelnetSettingsRepository(db), clock),
     userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events, audit }),
     audit,
     reports,

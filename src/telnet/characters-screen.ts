@@ -5,7 +5,7 @@
  */
 import type { WorldEntry } from '../services/worlds/world-access.ts';
 import type { TelnetConnection } from './connection.ts';
-import { colour, quit, type Screen } from './screen.ts';
+import { colour, config, quit, type Screen } from './screen.ts';
 import { enter } from './play-screen.ts';
 
 /** The account's characters in every world it may enter (what `play <number>` counts in), and the worlds. */
@@ -53,7 +53,7 @@ async function newCharacter(c: TelnetConnection, rest: string): Promise<void> {
 }
 
 export const characters: Screen = {
-  prompt: '> ',
+  prompt: () => '> ',
   commands: {
     play,
     new: newCharacter,
@@ -61,6 +61,7 @@ export const characters: Screen = {
     help: (c) => showCharacters(c),
     colour,
     color: colour,
+    config,
     quit,
   },
   other: async (c) => c.terminal.print('Type play <number or name>, new <world>, list or quit.'),

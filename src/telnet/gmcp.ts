@@ -1,14 +1,15 @@
 /**
  * GMCP (Generic MUD Communication Protocol, telnet option 201) as graphical clients read it:
- * `Char.Name` once a character is played, `Room.Info` on every move, in the form Mudlet's
- * mapper scripts read (num, name, area, exits by short direction to room numbers), and
- * `Comm.Channel.Text` for chat. A message is `<Package.Message> <JSON>`.
+ * `Room.Info` in the form Mudlet's mapper scripts read (num, name, area, exits by short
+ * direction to room numbers), and what a client supports. The messages themselves are sent by
+ * the screens (src/telnet/screens/login.ts for Char.Login, play.ts for the rest). A message is
+ * `<Package.Message> <JSON>`.
  */
 import { createHash } from 'node:crypto';
 import type { World } from '../services/worlds/world-loader.ts';
 
 /** Directions as GMCP exits name them. */
-const SHORT: Record<string, string> = { north: 'n', south: 's', east: 'e', west: 'w', up: 'u', down: 'd' };
+export const SHORT: Record<string, string> = { north: 'n', south: 's', east: 'e', west: 'w', up: 'u', down: 'd' };
 
 export interface RoomInfo {
   num: number;
@@ -72,10 +73,15 @@ export class Supports {
     }
   }
 
-  /** Whether to send a message: some package it belongs to (`Comm`, `Comm.Channel`) is supported. */
+  /**
+   * Whether to send a message: some package it belongs to (`Comm`, `Comm.Channel`) is
+   * supported. `Core` always is (GMCP's own: Core.Ping must be answered whatever a client
+   * lists, and Mudlet's list leaves it out).
+   */
   wants(message: string): boolean {
     if (this.modules === null) return true;
     const parts = message.toLowerCase().split('.');
+    if (parts[0] === 'core') return true;
     for (let n = 1; n < parts.length; n++) if (this.modules.has(parts.slice(0, n).join('.'))) return true;
     return false;
   }

@@ -29,6 +29,18 @@ async function connect(c: TelnetConnection, rest: string): Promise<void> {
   await showCharacters(c);
 }
 
+/**
+ * A lone word is a username: the password is asked for, and not echoed. A word that is no
+ * account's (`look`, `who`) is answered at once and costs no login attempt (docs/decisions.md,
+ * "Failed logins count, per address and per name"); it is counted among the address's lookups,
+ * so names cannot be tried here faster than logins could.
+ */
+async function username(c: TelnetConnection, word: string): Promise<void> {
+  await c.limit(c.s.limits.usernameLookupByAddress, c.address);
+  if ((await c.s.accounts.usernameFor(word)) !== null) return connect(c, word);
+  c.terminal.print(`There is no account called '${word}'. Type connect <username> <password>, create <username> <password> for a new account, guest, or help.`);
+}
+
 async function create(c: TelnetConnection, rest: string): Promise<void> {
   const { word, rest: given } = firstWord(rest);
   const username = word || (await c.terminal.ask('New username: '));
@@ -53,7 +65,7 @@ async function guest(c: TelnetConnection): Promise<void> {
 }
 
 export const login: Screen = {
-  prompt: 'Username: ',
+  prompt: () => 'Username: ',
   commands: {
     connect,
     create,
@@ -63,6 +75,5 @@ export const login: Screen = {
     color: colour,
     quit,
   },
-  // A lone word is a username: its password is asked for, and not echoed.
-  other: async (c, text, verb, args) => (args === '' ? connect(c, text) : c.terminal.print(`Unknown command '${verb}'. Type help for the commands.`)),
+  other: async (c, text, verb, args) => (args === '' ? username(c, text) : c.terminal.print(`Unknown command '${verb}'. Type help for the commands.`)),
 };

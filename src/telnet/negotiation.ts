@@ -4,19 +4,24 @@
  * options itself. Options this server does not speak are refused; an answer that matches the
  * current state is not answered again, so two ends can never bounce a request forever.
  */
-import { CHARSET, DO, DONT, ECHO, GMCP, NAWS, negotiation, TTYPE, WILL, WONT, type Verb } from './protocol.ts';
+import { CHARSET, COMPRESS2, DO, DONT, ECHO, EOR, GMCP, MSSP, MXP, NAWS, negotiation, TTYPE, WILL, WONT, type Verb } from './protocol.ts';
 
 /** `want*`: the server asked and waits for the answer. */
 type OptionState = 'no' | 'yes' | 'wantYes' | 'wantNo';
 
-/** Options the server performs itself (IAC WILL). ECHO only while a password is typed, and only when the server asked. */
-const LOCAL = new Set([GMCP, CHARSET, ECHO]);
+/**
+ * Options the server may perform itself (IAC WILL). ECHO only while a password is typed, and
+ * only when the server asked; COMPRESS2 unless `[telnet] compression` is off.
+ */
+export const LOCAL_OPTIONS: ReadonlySet<number> = new Set([GMCP, CHARSET, ECHO, EOR, MSSP, MXP, COMPRESS2]);
 /** Options the server lets the client perform (IAC DO): window size, terminal type, character set. */
 const REMOTE = new Set([NAWS, TTYPE, CHARSET]);
 
 export interface NegotiationEvents {
   /** An option at the server's end (local) or the client's end (remote) went on or off. */
   changed(side: 'local' | 'remote', option: number, enabled: boolean): void;
+  /** The client refused an option the server offered or asked for. */
+  refused?(side: 'local' | 'remote', option: number): void;
 }
 
 export class Negotiation {
@@ -24,10 +29,13 @@ export class Negotiation {
   private readonly events: NegotiationEvents;
   private readonly local = new Map<number, OptionState>();
   private readonly remote = new Map<number, OptionState>();
+  private readonly performs: ReadonlySet<number>;
 
-  constructor(send: (bytes: Buffer) => void, events: NegotiationEvents) {
+  /** `performs`: the options of LOCAL_OPTIONS this connection agrees to perform. */
+  constructor(send: (bytes: Buffer) => void, events: NegotiationEvents, performs: ReadonlySet<number> = LOCAL_OPTIONS) {
     this.send = send;
     this.events = events;
+    this.performs = performs;
   }
 
   /** Whether the option is on at the server's end. */
@@ -71,7 +79,7 @@ export class Negotiation {
     const [agree, refuse] = side === 'local' ? [WILL, WONT] as const : [DO, DONT] as const;
     if (on) {
       if (state === 'yes') return;
-      const supported = side === 'local' ? LOCAL.has(option) && (option !== ECHO || state === 'wantYes') : REMOTE.has(option);
+      const supported = side === 'local' ? this.performs.has(option) && (option !== ECHO || state === 'wantYes') : REMOTE.has(option);
       if (!supported || state === 'wantNo') {
         states.set(option, 'no');
         // A refusal of our own WONT/DONT needs no second answer; anything else is refused.
@@ -86,6 +94,7 @@ export class Negotiation {
     if (state === 'no') return;
     states.set(option, 'no');
     if (state === 'yes') this.send(negotiation(refuse, option));
-    if (state !== 'wantYes') this.events.changed(side, option, false);
+    if (state === 'wantYes') this.events.refused?.(side, option);
+    else this.events.changed(side, option, false);
   }
 }

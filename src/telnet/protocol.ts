@@ -13,14 +13,24 @@ export const WILL = 251;
 export const SB = 250;
 export const GA = 249;
 export const SE = 240;
+/** End of record (RFC 885): where a prompt ends, for a client that agreed to TELOPT_EOR. */
+export const EOR_MARK = 239;
 
 export type Verb = typeof WILL | typeof WONT | typeof DO | typeof DONT;
 
 /** The options this server speaks (every other one is refused). */
 export const ECHO = 1;
 export const TTYPE = 24;
+/** TELOPT_EOR (RFC 885): prompts end with IAC EOR instead of IAC GA. */
+export const EOR = 25;
 export const NAWS = 31;
 export const CHARSET = 42;
+/** MUD Server Status Protocol: the server's name, players, uptime… for MUD directories. */
+export const MSSP = 70;
+/** MCCP2: everything the server sends after IAC SB COMPRESS2 IAC SE is a zlib stream. */
+export const COMPRESS2 = 86;
+/** MUD eXtension Protocol: `<send>` links in lines the server marks secure. */
+export const MXP = 91;
 export const GMCP = 201;
 
 /** Largest subnegotiation kept; a longer one is dropped whole (a client's GMCP messages are small). */
@@ -31,6 +41,8 @@ export interface TelnetHandlers {
   data(bytes: Buffer): void;
   negotiate(verb: Verb, option: number): void;
   subnegotiation(option: number, data: Buffer): void;
+  /** A command without an option (GA, EOR, NOP, …), for a client that watches for prompts; the server drops them. */
+  command?(byte: number): void;
 }
 
 /** Where the parser is: in text, after an IAC, before an option, in a subnegotiation. */
@@ -121,6 +133,7 @@ export class TelnetParser {
       this.state = State.SubOption;
     } else {
       this.state = State.Data;
+      this.handlers.command?.(byte);
     }
   }
 
@@ -216,3 +229,5 @@ export function subnegotiation(option: number, payload: Buffer): Buffer {
 
 /** Go Ahead: where a prompt without a line ending ends, for clients that show prompts apart. */
 export const GO_AHEAD = Buffer.of(IAC, GA);
+/** End of record: the same, for a client that agreed to TELOPT_EOR. */
+export const END_OF_RECORD = Buffer.of(IAC, EOR_MARK);

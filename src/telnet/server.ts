@@ -90,6 +90,8 @@ export class TelnetServer {
   /** Connections gone but still logging their session out. */
   private readonly releasing = new Set<Promise<void>>();
   private stopping = false;
+  /** Where the listeners listen and since when (epoch seconds), for MSSP. */
+  private listening = { port: 0, tlsPort: null as number | null, since: 0 };
 
   constructor(options: TelnetServerOptions) {
     this.o = options;
@@ -118,6 +120,7 @@ export class TelnetServer {
       this.servers.push(tls);
       tlsPort = await listen(tls, config.tlsPort, config.tlsHost || config.host);
     }
+    this.listening = { port, tlsPort, since: Math.floor(Date.now() / 1000) };
     return { port, tlsPort };
   }
 
@@ -129,11 +132,12 @@ export class TelnetServer {
   /** A TCP connection: its slot, then (TLS) its handshake, then a TelnetConnection. */
   private async accept(socket: Socket, tls: SecureContext | null): Promise<void> {
     socket.on('error', (err) => this.o.logger.debug('Telnet connection error', { error: err.message }));
-    const address = addressKey(socket.remoteAddress ?? 'unknown');
+    const peer = socket.remoteAddress ?? 'unknown';
+    const address = addressKey(peer);
     this.unready.add(socket);
     const refusal = this.stopping ? 'shutdown' : await this.slots.take(address);
     this.unready.delete(socket);
-    if (refusal) return this.refuse(socket, refusal, tls !== null);
+    if (refusal) return this.refuse(socket, refusal, tls !== null, peer);
     // Gone while its slot was asked for (the client hung up, or the server stops).
     if (this.stopping || socket.destroyed) {
       this.slots.release(address);
@@ -142,13 +146,13 @@ export class TelnetServer {
     }
     if (!tls) {
       socket.once('close', () => this.slots.release(address));
-      this.open(socket, address, false);
+      this.open(socket, address, peer, false);
       return;
     }
     const secure = new TLSSocket(socket, { isServer: true, secureContext: tls });
-    const failed = (err: Error) => this.o.logger.debug('Telnet TLS handshake failed', { error: err.message });
+    const failed = (err: Error) => this.o.logger.debug('Telnet TLS handshake failed', { peer, error: err.message });
     const timeout = setTimeout(() => {
-      this.o.logger.debug('Telnet TLS handshake timed out');
+      this.o.logger.debug('Telnet TLS handshake timed out', { peer });
       secure.destroy();
     }, this.o.config.handshakeTimeoutSeconds * 1000);
     this.unready.add(secure);
@@ -162,7 +166,7 @@ export class TelnetServer {
       clearTimeout(timeout);
       this.unready.delete(secure);
       secure.off('error', failed);
-      this.open(secure, address, true);
+      this.open(secure, address, peer, true);
     });
   }
 
@@ -170,26 +174,27 @@ export class TelnetServer {
    * Tells a plain client why (a TLS one would need a handshake to be told) and closes at once:
    * waiting for the client to hang up would let it hold a descriptor as long as it likes.
    */
-  private refuse(socket: Socket, refusal: Refusal, tls: boolean): void {
-    this.o.logger.warn('Telnet connection refused', { reason: refusal, tls, open: this.connections.size });
+  private refuse(socket: Socket, refusal: Refusal, tls: boolean, peer: string): void {
+    this.o.logger.warn('Telnet connection refused', { peer, reason: refusal, tls, open: this.connections.size });
     if (!tls) socket.end(`${REFUSED[refusal]}\r\n`);
     // The line is in the kernel's buffer already (a new socket's is empty), which sends it before the FIN.
     socket.destroy();
   }
 
-  private open(socket: Socket, address: string, tls: boolean): void {
+  /** A connection's log lines carry its peer address (and, once logged in, its username: TelnetConnection.log). */
+  private open(socket: Socket, address: string, peer: string, tls: boolean): void {
     const { config, logger } = this.o;
     const opened = Date.now();
-    const connection = new TelnetConnection(socket, { services: this.o.services, config, logger, version: this.o.version, address });
+    const connection = new TelnetConnection(socket, { services: this.o.services, config, logger, version: this.o.version, address, peer, listening: this.listening });
     this.connections.add(connection);
     socket.once('close', () => {
       this.connections.delete(connection);
-      logger.info('Telnet connection closed', { tls, duration_ms: Date.now() - opened, open: this.connections.size });
+      connection.log.info('Telnet connection closed', { tls, compressed: connection.terminal.compressed, duration_ms: Date.now() - opened, open: this.connections.size });
       const released = connection.finished();
       this.releasing.add(released);
       void released.finally(() => this.releasing.delete(released));
     });
-    logger.info('Telnet connection', { tls, open: this.connections.size });
+    connection.log.info('Telnet connection', { tls, open: this.connections.size });
     connection.start();
   }
 

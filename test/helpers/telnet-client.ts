@@ -6,7 +6,8 @@
  */
 import { connect as connectPlain, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
-import { DO, DONT, ECHO, GMCP, NAWS, negotiation, subnegotiation, TelnetParser, TTYPE, WILL, WONT, type Verb } from '../../src/telnet/protocol.ts';
+import { createInflate, type Inflate } from 'node:zlib';
+import { COMPRESS2, DO, DONT, ECHO, EOR_MARK, GA, GMCP, IAC, NAWS, negotiation, SB, SE, subnegotiation, TelnetParser, TTYPE, WILL, WONT, type Verb } from '../../src/telnet/protocol.ts';
 
 export interface ClientOptions {
   /** Agree to GMCP (and send Core.Supports.Set with these packages, when given). */
@@ -19,6 +20,8 @@ export interface ClientOptions {
   tls?: boolean;
   /** Keep this end open when the server hangs up, as a client that never closes by itself (plain only). */
   halfOpen?: boolean;
+  /** Agree to these options the server offers (IAC WILL), besides ECHO and GMCP: EOR, MSSP, MXP, COMPRESS2. */
+  accept?: number[];
 }
 
 export interface Negotiated {
@@ -36,9 +39,17 @@ export class TelnetClient {
   private cursor = 0;
   readonly negotiations: Negotiated[] = [];
   readonly subnegotiations: { option: number; data: Buffer }[] = [];
+  /** Where each prompt ended (IAC GA or IAC EOR): the length of the text read by then, and which. */
+  readonly prompts: Array<{ at: number; mark: 'GA' | 'EOR' }> = [];
   private readonly decoder = new TextDecoder();
   private readonly waiters = new Set<() => void>();
   private ttypeIndex = 0;
+  /** The server's zlib stream once MCCP2 began, and what came through it. */
+  private inflate: Inflate | null = null;
+  inflateError: Error | null = null;
+  /** Once MCCP2 began: the bytes read from the socket, and what they inflated to. */
+  compressedBytes = 0;
+  inflated = 0;
   readonly closed: Promise<void>;
   private isClosed = false;
 
@@ -54,6 +65,10 @@ export class TelnetClient {
         this.answer(verb, option, options);
         this.notify();
       },
+      command: (byte) => {
+        if (byte === GA || byte === EOR_MARK) this.prompts.push({ at: this.text.length, mark: byte === GA ? 'GA' : 'EOR' });
+        this.notify();
+      },
       subnegotiation: (option, data) => {
         this.subnegotiations.push({ option, data });
         if (option === TTYPE && data[0] === 1) {
@@ -64,12 +79,41 @@ export class TelnetClient {
         this.notify();
       },
     });
-    socket.on('data', (chunk: Buffer) => parser.feed(chunk));
+    // MCCP2: after IAC SB COMPRESS2 IAC SE everything the server sends is one zlib stream.
+    const start = Buffer.of(IAC, SB, COMPRESS2, IAC, SE);
+    socket.on('data', (chunk: Buffer) => {
+      if (this.inflate) {
+        this.compressedBytes += chunk.length;
+        return void this.inflate.write(chunk);
+      }
+      const at = chunk.indexOf(start);
+      if (at < 0) return parser.feed(chunk);
+      parser.feed(chunk.subarray(0, at + start.length));
+      this.inflate = createInflate();
+      this.inflate.on('data', (plain: Buffer) => {
+        this.inflated += plain.length;
+        parser.feed(plain);
+      });
+      this.inflate.on('error', (err) => {
+        this.inflateError = err;
+        this.notify();
+      });
+      this.compressedBytes += chunk.length - at - start.length;
+      this.inflate.write(chunk.subarray(at + start.length));
+    });
     this.closed = new Promise((resolve) => {
       socket.on('close', () => {
-        this.isClosed = true;
-        this.notify();
-        resolve();
+        // What the zlib stream still holds is read before the connection counts as closed.
+        const done = () => {
+          this.isClosed = true;
+          this.notify();
+          resolve();
+        };
+        if (!this.inflate || this.inflate.readableEnded || this.inflate.destroyed) return done();
+        this.inflate.once('end', done);
+        this.inflate.once('error', done);
+        this.inflate.end();
+        this.inflate.resume();
       });
     });
     socket.on('error', () => undefined);
@@ -86,7 +130,7 @@ export class TelnetClient {
 
   private answer(verb: Verb, option: number, options: ClientOptions): void {
     if (verb === WILL) {
-      const agree = option === ECHO || (option === GMCP && options.gmcp);
+      const agree = option === ECHO || (option === GMCP && options.gmcp) || (options.accept ?? []).includes(option);
       this.send(negotiation(agree ? DO : DONT, option));
       if (agree && option === GMCP && Array.isArray(options.gmcp)) this.gmcpSend('Core.Supports.Set', options.gmcp);
     } else if (verb === DO) {
@@ -136,6 +180,20 @@ export class TelnetClient {
     const end = this.cursor + match();
     const read = this.text.slice(this.cursor, end);
     this.cursor = end;
+    return read;
+  }
+
+  /** Whether the server compresses what it sends (MCCP2). */
+  get compressed(): boolean {
+    return this.inflate !== null;
+  }
+
+  /** Waits for the next prompt's end after the cursor and moves the cursor there; returns the prompt's text (what came since the cursor). */
+  async prompted(timeoutMs = 8000): Promise<string> {
+    const next = () => this.prompts.find((p) => p.at > this.cursor);
+    await this.until(() => next() !== undefined, () => 'a prompt (IAC GA or IAC EOR)', timeoutMs);
+    const read = this.text.slice(this.cursor, next()!.at);
+    this.cursor = next()!.at;
     return read;
   }
 

@@ -657,13 +657,16 @@ describe('accounts: rate limits', () => {
         MUD_RATE_LIMIT_LOGIN_PER_ADDRESS: '8',
         MUD_RATE_LIMIT_REGISTER_PER_ADDRESS: '3',
         MUD_RATE_LIMIT_CHANGE_PASSWORD_PER_USERNAME: '2',
+        MUD_SERVER_TRUST_PROXY: 'loopback',
       },
     });
     await createUser(server, 'victim', 'player');
     await createUser(server, 'bystander', 'player');
     await createUser(server, 'changer', 'player');
-    changerSid = await login(server, 'changer'); // login attempt 1 from this address
+    changerSid = await login(server, 'changer');
   });
+  /** A client address of its own, for the per-address limits. */
+  const from = (address: string) => ({ 'X-Forwarded-For': address });
   after(async () => {
     await server.close();
   });
@@ -671,21 +674,28 @@ describe('accounts: rate limits', () => {
   // Failures are counted per account; past the limit only wrong passwords are refused, so a
   // guesser cannot lock the owner out (the security audit).
   it('answers wrong passwords past the per-account limit with 429, a numeric Retry-After and {detail}; the right one still logs in', async () => {
+    // Guessed from three addresses: each stays under its own count for the name.
     for (let i = 0; i < 3; i++) {
-      expectError(await server.post('/login', { username: 'victim', password: WRONG_PASSWORD }), 401, BAD_CREDENTIALS);
+      expectError(await server.post('/login', { username: 'victim', password: WRONG_PASSWORD }, from(`198.51.100.${i}`)), 401, BAD_CREDENTIALS);
     }
-    // Attempts 2-4 failed; attempt 5, wrong again, is refused; attempt 6, right, logs in.
-    expectRateLimited(await server.post('/login', { username: ' victim ', password: WRONG_PASSWORD }));
-    expect((await server.post('/login', { username: 'victim', password: GOOD_PASSWORD })).status).to.equal(200);
+    expectRateLimited(await server.post('/login', { username: ' victim ', password: WRONG_PASSWORD }, from('198.51.100.9')));
+    expect((await server.post('/login', { username: 'victim', password: GOOD_PASSWORD }, from('198.51.100.10'))).status).to.equal(200);
   });
 
-  it('lets another username from the same address log in until the per-address limit', async () => {
-    // Attempts 7 and 8 of the 8 allowed per address.
-    for (let i = 0; i < 2; i++) {
-      const res = await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD });
-      expect(res.status, `attempt ${i}: ${res.text}`).to.equal(200);
-    }
-    expectRateLimited(await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD }));
+  it('counts only failed logins per address (issue 35): the right password costs nothing, failures of one name stop at its own count', async () => {
+    const school = from('192.0.2.40');
+    await createUser(server, 'typist', 'player');
+    // Right passwords, more than the address's 8: nobody behind it is locked out by logging in.
+    for (let i = 0; i < 10; i++) expect((await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD }, school)).status, `login ${i}`).to.equal(200);
+    // A client typing one name wrong again and again: past the name's 3 it is refused before
+    // its password is checked, and those refusals cost the address nothing.
+    for (let i = 0; i < 3; i++) expectError(await server.post('/login', { username: 'typist', password: WRONG_PASSWORD }, school), 401, BAD_CREDENTIALS);
+    for (let i = 0; i < 5; i++) expectRateLimited(await server.post('/login', { username: 'typist', password: WRONG_PASSWORD }, school));
+    expect((await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD }, school)).status).to.equal(200);
+    // Guessing across names: 8 failures from the address, then every login from it waits.
+    for (const name of ['nobody1', 'nobody2', 'nobody3', 'nobody4', 'nobody5']) expectError(await server.post('/login', { username: name, password: WRONG_PASSWORD }, school), 401, BAD_CREDENTIALS);
+    expectRateLimited(await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD }, school));
+    expect((await server.post('/login', { username: 'bystander', password: GOOD_PASSWORD }, from('192.0.2.41'))).status).to.equal(200);
   });
 
   it('limits registrations per address', async () => {

@@ -310,7 +310,7 @@ describe(`telnet door (${DB_NAME})`, function () {
       await a.closed;
     });
 
-    it('shares the login limit with HTTP: attempts over either count for the address', async () => {
+    it('shares the failed-login count with HTTP: failures over either count for the address, the right password nothing', async () => {
       const { username } = await registerGuest(limited, uniqueName('Lia'));
       expect((await limited.post('/login', { username, password: 'wrong-password-1' })).status).to.equal(401);
       const client = await connect({}, limited);
@@ -320,6 +320,8 @@ describe(`telnet door (${DB_NAME})`, function () {
       await client.read('or quit.');
       client.line('quit');
       await client.closed;
+      expect((await limited.post('/login', { username, password: GOOD_PASSWORD })).status).to.equal(200);
+      expect((await limited.post('/login', { username, password: 'wrong-password-3' })).status).to.equal(401);
       expect((await limited.post('/login', { username, password: GOOD_PASSWORD })).status).to.equal(429);
       const again = await connect({}, limited);
       again.line(`connect ${username} ${GOOD_PASSWORD}`);

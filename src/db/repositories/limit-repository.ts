@@ -12,14 +12,15 @@ export class LimitRepository {
     this.db = db;
   }
 
-  async increment(key: string, windowMs: number, now: number): Promise<{ hits: number; resetAt: number }> {
+  /** Counts `amount` hits (0 reads the count). */
+  async increment(key: string, windowMs: number, now: number, amount = 1): Promise<{ hits: number; resetAt: number }> {
     const result = await this.db.raw(
-      `insert into limit_windows (key, hits, reset_at) values (?, 1, ?)
+      `insert into limit_windows (key, hits, reset_at) values (?, ?, ?)
        on conflict (key) do update set
-         hits = case when limit_windows.reset_at <= ? then 1 else limit_windows.hits + 1 end,
+         hits = case when limit_windows.reset_at <= ? then excluded.hits else limit_windows.hits + excluded.hits end,
          reset_at = case when limit_windows.reset_at <= ? then excluded.reset_at else limit_windows.reset_at end
        returning hits, reset_at`,
-      [key, now + windowMs, now, now],
+      [key, amount, now + windowMs, now, now],
     );
     // pg answers { rows }, sqlite3 the rows themselves.
     const row = ((result as { rows?: unknown[] }).rows ?? result)[0] as { hits: number | string; reset_at: number | string };

@@ -199,6 +199,20 @@ export class SessionRepository {
     return ended;
   }
 
+  /**
+   * Ends the account's sessions of `clientType` bound to the character, but `exceptId`, that no
+   * instance holds an unexpired stream lease for (nothing is connected through them); returns
+   * them. Read first, then deleted, as deleteForUser does on SQLite; on PostgreSQL the rows are
+   * locked as they are read.
+   */
+  async deleteUnheld(userId: number, characterId: number, clientType: string, exceptId: number, now: string, trx: Knex.Transaction): Promise<EndedSession[]> {
+    const held = trx('event_stream_leases').where('lease_until', '>', now).select('session_id');
+    const query = trx('sessions').where({ user_id: userId, character_id: characterId, client_type: clientType }).whereNot({ id: exceptId }).whereNotIn('id', held).select('id', 'character_id');
+    const ended = endedSessions(await (isPostgres(trx) ? query.forUpdate() : query));
+    if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
+    return ended;
+  }
+
   /** Whether an unexpired session is bound to the character. */
   async characterBound(characterId: number, now: string, trx: Knex = this.db): Promise<boolean> {
     return (await this.boundCharacters([characterId], now, trx)).has(characterId);

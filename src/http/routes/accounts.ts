@@ -3,7 +3,7 @@ import type { components } from '../../../generated/openapi.d.ts';
 import type { AccountService } from '../../services/accounts/account-service.ts';
 import { normalizeClientType, type SessionService } from '../../services/accounts/session-service.ts';
 import { authenticate, sessionOf } from '../middleware/auth.ts';
-import type { RateLimits } from '../middleware/rate-limit.ts';
+import { byAddress, type RateLimits } from '../middleware/rate-limit.ts';
 
 type Schemas = components['schemas'];
 
@@ -15,9 +15,10 @@ export function accountsRouter(accounts: AccountService, sessions: SessionServic
     res.json(await accounts.register(body.username, body.password, body.password_confirm));
   });
 
-  router.post('/login', limits.loginByAddress, async (req, res) => {
+  // Failed logins are counted per address by the account service (authenticate).
+  router.post('/login', async (req, res) => {
     const body = req.body as Schemas['LoginRequest'];
-    res.json(await accounts.login(body.username, body.password, body.world_id, normalizeClientType(req.get('x-client-type'))));
+    res.json(await accounts.login(body.username, body.password, body.world_id, normalizeClientType(req.get('x-client-type')), byAddress(req)));
   });
 
   router.post('/logout', authenticate(sessions, 'body'), async (_req, res) => {

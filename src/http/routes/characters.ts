@@ -4,7 +4,7 @@ import type { EntryService } from '../../services/characters/entry-service.ts';
 import type { WorldAccessService } from '../../services/worlds/world-access.ts';
 import { normalizeClientType, type SessionService } from '../../services/accounts/session-service.ts';
 import { authenticate, requirePermission, sessionOf } from '../middleware/auth.ts';
-import type { RateLimits } from '../middleware/rate-limit.ts';
+import { byAddress, type RateLimits } from '../middleware/rate-limit.ts';
 import { queryInt } from '../support/query.ts';
 
 export interface CharactersRouterDeps {
@@ -24,12 +24,14 @@ export function charactersRouter({ sessions, characters, entry, worldAccess, lim
     const b = req.body as { password: string; password_confirm: string; character_name: string };
     res.json(await entry.registerGuest(b.password, b.password_confirm, b.character_name));
   });
-  router.post('/login-direct', limits.loginByAddress, async (req, res) => {
+  // Failed logins are counted per address by the account service (authenticate).
+  router.post('/login-direct', async (req, res) => {
     const b = req.body as { username: string; password: string; world_id: string; character_name?: string; create_character?: boolean };
     res.json(
       await entry.loginDirect(
         { username: b.username, password: b.password, worldId: b.world_id, characterName: b.character_name, createCharacter: b.create_character ?? false },
         normalizeClientType(req.get('x-client-type')),
+        byAddress(req),
       ),
     );
   });

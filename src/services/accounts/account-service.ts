@@ -11,12 +11,13 @@ import type { Knex } from 'knex';
 import type { SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { CharacterRepository } from '../../db/repositories/character-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { InvalidInput, Unauthenticated } from '../../shared/errors.ts';
+import { InvalidInput, TooManyRequests, Unauthenticated } from '../../shared/errors.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { PasswordHasher } from './password-hasher.ts';
 import { checkStandardPassword } from './password-policy.ts';
 import type { AuthenticatedSession, OpenedSession, SessionService } from './session-service.ts';
-import type { Limits } from '../limits/limits.ts';
+import type { Limit, Limits } from '../limits/limits.ts';
+import { usernameKey } from '../../shared/names.ts';
 import { reservedWordIn } from './reserved-names.ts';
 import type { Presence } from '../presence/presence.ts';
 
@@ -79,8 +80,11 @@ export interface AccountDeps {
   clock: Clock;
   config: Config;
   presence: Presence;
-  /** Failed passwords count per account (docs/decisions.md): `failedLogins`, `failedPasswordChanges`. */
-  limits: Pick<Limits, 'failedLogins' | 'failedPasswordChanges'>;
+  /**
+   * Failed passwords count per account (docs/decisions.md): `failedLogins`, `failedPasswordChanges`;
+   * failed logins per address and per address and name: `loginByAddress`, `loginByAddressAndName`.
+   */
+  limits: Pick<Limits, 'failedLogins' | 'failedPasswordChanges' | 'loginByAddress' | 'loginByAddressAndName'>;
 }
 
 export class AccountService {
@@ -129,10 +133,34 @@ export class AccountService {
   /**
    * The account for these credentials, or 401 (the same message for an unknown name and a
    * wrong password). Past the account's allowance of failures a wrong password is 429; the
-   * right one is always let in.
+   * right one is always let in. A login from `address` (the client address as the limits key
+   * it) is refused with 429 before its password is checked while the address has failed
+   * `login_per_address` times in the window, or this name from it `login_per_username` times;
+   * only failures count there (docs/decisions.md, "Failed logins count, per address and per
+   * name"), so the right password costs a shared address nothing.
    */
-  async authenticate(rawUsername: string, password: string): Promise<UserRecord> {
+  async authenticate(rawUsername: string, password: string, address: string): Promise<UserRecord> {
     const username = normalizeUsername(rawUsername);
+    const counted: Array<[Limit, string]> = [
+      [this.d.limits.loginByAddress, address],
+      [this.d.limits.loginByAddressAndName, `${address} ${usernameKey(username)}`],
+    ];
+    for (const [limit, key] of counted) {
+      const refused = await limit.check(key);
+      if (refused) throw refused;
+    }
+    try {
+      return await this.verify(username, password);
+    } catch (err) {
+      // A guess: an unknown name or a wrong password (a deactivated account's right one is not).
+      if (err instanceof TooManyRequests || (err instanceof Unauthenticated && err.message === BAD_CREDENTIALS)) {
+        for (const [limit, key] of counted) await limit.hit(key);
+      }
+      throw err;
+    }
+  }
+
+  private async verify(username: string, password: string): Promise<UserRecord> {
     const user = await this.d.users.findByUsername(username);
     const expired = user?.isGuest && user.guestExpiresAt !== null && user.guestExpiresAt <= toDbTime(this.d.clock());
     if (!user || expired) {
@@ -160,8 +188,9 @@ export class AccountService {
     return this.d.sessionService.open(user.id, clientType, trx);
   }
 
-  async login(rawUsername: string, password: string, worldId: string | null | undefined, clientType: string): Promise<LoginResponse> {
-    const user = await this.authenticate(rawUsername, password);
+  /** `address`: the client address as the limits key it (authenticate). */
+  async login(rawUsername: string, password: string, worldId: string | null | undefined, clientType: string, address: string): Promise<LoginResponse> {
+    const user = await this.authenticate(rawUsername, password, address);
     const session = await this.d.db.transaction((trx) => this.openSession(user, clientType, trx));
     const world = worldId?.trim() || this.d.config.worlds.defaultWorldId;
     const [characters, availableWorlds] = await Promise.all([
@@ -183,6 +212,23 @@ export class AccountService {
       if ((await this.d.sessions.delete(session.id, trx)) > 0) await this.d.presence.ended([session], 'logout', trx);
     });
     return { success: true, message: `Goodbye, ${session.username}!` };
+  }
+
+  /**
+   * Ends the account's other sessions of `clientType` that play the session's character and
+   * that nothing is connected through (no open event stream on any instance): what a telnet
+   * connection the client dropped left link-dead, taken over by the session it came back with.
+   * The character stays, played by this session, so nobody sees it leave or arrive. Returns how
+   * many ended (reason `replaced`).
+   */
+  async takeOver(session: AuthenticatedSession, clientType: string): Promise<number> {
+    const characterId = session.characterId;
+    if (characterId === null) return 0;
+    return this.d.db.transaction(async (trx) => {
+      const ended = await this.d.sessions.deleteUnheld(session.userId, characterId, clientType, session.id, toDbTime(this.d.clock()), trx);
+      if (ended.length > 0) await this.d.presence.ended(ended, 'replaced', trx);
+      return ended.length;
+    });
   }
 
   /** Like authenticate, a wrong current password past the account's allowance is 429. Ends the account's other sessions. */

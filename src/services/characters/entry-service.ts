@@ -108,9 +108,10 @@ export class EntryService {
   async loginDirect(
     req: { username: string; password: string; worldId: string; characterName?: string; createCharacter: boolean },
     clientType: string,
+    address: string,
   ): Promise<Schemas['DirectLoginResult']> {
     if (!req.characterName?.trim()) throw new InvalidInput('character_name is required');
-    const user = await this.d.accounts.authenticate(req.username, req.password);
+    const user = await this.d.accounts.authenticate(req.username, req.password, address);
     const worldId = req.worldId.trim();
     const access = await this.d.worldAccess.forWorld(user.id, user.role, worldId);
     if (!access?.decision.canAccess) throw new Forbidden('World access denied');

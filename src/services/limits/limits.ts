@@ -23,8 +23,11 @@ export interface WindowCount {
 
 /** Where the counts live. A window opens at a key's first hit and lasts `windowMs`. */
 export interface CounterStore {
-  /** Counts one hit of `key` at `now` (epoch milliseconds), opening a new window when the last one has ended. */
-  increment(key: string, windowMs: number, now: number): Promise<WindowCount>;
+  /**
+   * Counts `amount` hits of `key` at `now` (epoch milliseconds), opening a new window when the
+   * last one has ended; an amount of 0 reads the count (Limit.check).
+   */
+  increment(key: string, windowMs: number, now: number, amount?: number): Promise<WindowCount>;
 }
 
 /** Longer keys (a username as sent, up to the body limit) are counted by their hash, so stored keys stay short. */
@@ -37,14 +40,14 @@ const PRUNE_AT = 10_000;
 export class MemoryCounters implements CounterStore {
   private readonly windows = new Map<string, WindowCount>();
 
-  async increment(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async increment(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
     let window = this.windows.get(key);
     if (window === undefined || window.resetAt <= now) {
       if (this.windows.size >= PRUNE_AT) this.prune(now);
       window = { hits: 0, resetAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.hits += 1;
+    window.hits += amount;
     return { ...window };
   }
 
@@ -75,18 +78,38 @@ export class Limit {
 
   /** Counts one hit of `key`: the 429 to answer once the key is past the limit, else null. */
   async hit(key: string): Promise<TooManyRequests | null> {
+    return this.count(key, 1, (hits) => hits > this.max);
+  }
+
+  /**
+   * Counts nothing: the 429 when the key's window already holds `max` hits (one more would pass
+   * the limit), else null. For limits that count only what failed, checked before the attempt.
+   */
+  async check(key: string): Promise<TooManyRequests | null> {
+    return this.count(key, 0, (hits) => hits >= this.max);
+  }
+
+  private async count(key: string, amount: number, refused: (hits: number) => boolean): Promise<TooManyRequests | null> {
     if (!this.enabled) return null;
     const now = this.clock().getTime();
     const id = key.length > MAX_KEY_LENGTH ? createHash('sha256').update(key).digest('hex') : key;
-    const window = await this.store.increment(`${this.name}:${id}`, this.windowMs, now);
-    if (window.hits <= this.max) return null;
+    const window = await this.store.increment(`${this.name}:${id}`, this.windowMs, now, amount);
+    if (!refused(window.hits)) return null;
     return new TooManyRequests(this.what, Math.max(1, Math.ceil((window.resetAt - now) / 1000)));
   }
 }
 
 export interface Limits {
-  /** Login attempts (right or wrong) per client address: key with `addressKey`. */
+  /**
+   * Failed logins per client address (key with `addressKey`): checked before a login, counted
+   * when it fails, so logging in with the right password costs nothing (docs/decisions.md,
+   * "Failed logins count, per address and per name").
+   */
   loginByAddress: Limit;
+  /** Failed logins per client address and requested username (`${address} ${usernameKey}`), checked and counted alike. */
+  loginByAddressAndName: Limit;
+  /** Usernames the telnet door looks up per client address: a word typed at `Username:` that is no account's. */
+  usernameLookupByAddress: Limit;
   registerByAddress: Limit;
   /** Registration attempts per requested username (trimmed, lower-cased). */
   registerByUsername: Limit;
@@ -110,6 +133,8 @@ export function createLimits(config: Config['rateLimit'], store: CounterStore, c
     new Limit({ store, name, max, windowSeconds, what, enabled: config.enabled, clock });
   return {
     loginByAddress: limit('login-address', config.loginPerAddress),
+    loginByAddressAndName: limit('login-address-name', config.loginPerUsername, 'failed attempts'),
+    usernameLookupByAddress: limit('username-lookup-address', config.loginPerAddress),
     registerByAddress: limit('register-address', config.registerPerAddress),
     registerByUsername: limit('register-username', config.registerPerUsername),
     changePasswordByAddress: limit('change-password-address', config.changePasswordPerAddress),
