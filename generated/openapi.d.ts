@@ -2087,6 +2087,8 @@ export interface components {
         GameStatus: {
             /** @description Characters of the world bound to an unexpired session, the caller included. */
             active_players: string[];
+            /** @description Those of `active_players` that are link-dead (no open event stream and no recent request). */
+            linkdead_players: string[];
             current_room: string | null;
             inventory: string;
         };
@@ -2138,10 +2140,12 @@ export interface components {
             action: "take" | "drop" | "appear" | "vanish";
             room_id: string;
         };
-        /** @description `presence`: a character of the world came online (a session was bound to it) or went offline (logout). */
+        /** @description `presence`: a character of the world came online (a session was bound to it) or went offline (logout); or, with `linkdead`, a character still online lost its connection (its last event stream closed: true) or has it again (false). */
         PresenceEvent: {
             character: string;
             online: boolean;
+            /** @description Present when the event tells of connectedness; `who` and the room mark such a character `(link-dead)`. */
+            linkdead?: boolean;
         };
         /** @description `room`: the character itself moved, or builders changed the room it stands in. */
         RoomEvent: {
@@ -5677,6 +5681,7 @@ export interface operations {
                      *         "Mara Vell",
                      *         "Wren Ashdown"
                      *       ],
+                     *       "linkdead_players": [],
                      *       "current_room": "lockkeepers_square",
                      *       "inventory": "Your inventory:\n  - Canal Penny\n"
                      *     }

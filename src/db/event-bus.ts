@@ -30,7 +30,8 @@ export type BusEvent =
    * builder's change (`characterId` and `name` null).
    */
   | { type: 'item'; worldId: string; roomId: string; characterId: number | null; name: string | null; item: string; action: 'take' | 'drop' | 'appear' | 'vanish'; itemRowId?: number }
-  | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean }
+  /** `linkdead`: a character still online lost its connection (true) or has it again (false); absent when it came or went. */
+  | { type: 'presence'; worldId: string; characterId: number; name: string; online: boolean; linkdead?: boolean }
   | { type: 'session.ended'; sessionIds: number[]; reason: StreamEndReason }
   /** Characters of the world got their first or lost their last open event stream, or requested again after an idle gap (for the lists of who is link-dead). */
   | { type: 'connection'; worldId: string }

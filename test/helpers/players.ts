@@ -23,6 +23,8 @@ export interface CommandReply {
 
 export interface GameStatus {
   active_players: string[];
+  /** Those of active_players that are link-dead. */
+  linkdead_players: string[];
   current_room: string | null;
   inventory: string;
 }

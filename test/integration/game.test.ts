@@ -644,9 +644,9 @@ describe(`game (${DB_NAME})`, function () {
       const c = await newPlayer(server, 'Mia');
       await registerGuest(server, uniqueName('Offline'));
       const all = [a.name, b.name, c.name].sort();
-      expect(await statusOf(a)).to.deep.equal({ active_players: all, current_room: 'lockkeepers_square', inventory: 'Your inventory is empty.' });
+      expect(await statusOf(a)).to.deep.equal({ active_players: all, linkdead_players: [], current_room: 'lockkeepers_square', inventory: 'Your inventory is empty.' });
       await okCmd(b, 'get bell winding key');
-      expect(await statusOf(b)).to.deep.equal({ active_players: all, current_room: 'bell_chamber', inventory: 'Your inventory:\n  - Bell Winding Key\n' });
+      expect(await statusOf(b)).to.deep.equal({ active_players: all, linkdead_players: [], current_room: 'bell_chamber', inventory: 'Your inventory:\n  - Bell Winding Key\n' });
       await server.post('/logout', { session_id: c.sessionId });
       expect((await statusOf(a)).active_players).to.deep.equal([a.name, b.name].sort());
     });
@@ -805,7 +805,7 @@ describe(`game: state survives a restart (${DB_NAME})`, function () {
     second = await startTestServer({ shareDatabaseWith: first, clock: first.clock });
     // The old session is still valid: sessions live in the database too.
     const old: Player = { ...p, server: second };
-    expect(await statusOf(old)).to.deep.equal({ active_players: [p.name], current_room: 'ropewalk_bridge', inventory: 'Your inventory:\n  - Hemp Rope Coil\n' });
+    expect(await statusOf(old)).to.deep.equal({ active_players: [p.name], linkdead_players: [], current_room: 'ropewalk_bridge', inventory: 'Your inventory:\n  - Hemp Rope Coil\n' });
     // Log in again on the new server.
     const sessionId = await loginAs(second, p.username);
     await selectCharacter(second, sessionId, p.characterId);

@@ -209,6 +209,8 @@ describe(`presence across two instances (${DB_NAME})`, function () {
       expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`);
       stream.close();
       await eventually(async () => expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name} (link-dead)`), SETTLE_MS);
+      // Told on A as it happened on B (issue 35).
+      expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: b.name, online: true, linkdead: true });
       one.clock.advance(LINKDEAD_MS);
       await two.services.streams.renewLeases();
       expect(await one.services.sweepLinkdead()).to.equal(1);

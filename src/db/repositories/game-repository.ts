@@ -160,10 +160,16 @@ export class GameRepository {
       .andWhere((w) => w.whereNull('s.expires_at').orWhere('s.expires_at', '>', toDbTime(now)));
   }
 
-  /** The world's characters in its lists, sorted by name; a request after `idleSince` keeps one connected. */
-  async activeCharacters(worldId: string, now: Date, idleSince: Date): Promise<ActiveCharacter[]> {
+  /**
+   * The world's characters in its lists (or those of `characterIds` among them), sorted by name;
+   * a request after `idleSince` keeps one connected.
+   */
+  async activeCharacters(worldId: string, now: Date, idleSince: Date, characterIds?: readonly number[]): Promise<ActiveCharacter[]> {
     const live = this.db('event_stream_leases').where('lease_until', '>', toDbTime(now)).distinct('session_id').as('l');
     const rows = await this.activeSessions(this.db('characters as c'), worldId, now)
+      .modify((q) => {
+        if (characterIds) q.whereIn('c.id', characterIds);
+      })
       .leftJoin(live, 'l.session_id', 's.id')
       .groupBy('c.id', 'c.name', 'c.room_id')
       .select('c.id', 'c.name', 'c.room_id', {

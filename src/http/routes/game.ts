@@ -26,7 +26,9 @@ const namesJson = new WeakMap<readonly string[], string>();
 function statusJson(status: components['schemas']['GameStatus']): string {
   let names = namesJson.get(status.active_players);
   if (names === undefined) namesJson.set(status.active_players, (names = JSON.stringify(status.active_players)));
-  return `{"active_players":${names},"current_room":${JSON.stringify(status.current_room)},"inventory":${JSON.stringify(status.inventory)}}`;
+  let linkdead = namesJson.get(status.linkdead_players);
+  if (linkdead === undefined) namesJson.set(status.linkdead_players, (linkdead = JSON.stringify(status.linkdead_players)));
+  return `{"active_players":${names},"linkdead_players":${linkdead},"current_room":${JSON.stringify(status.current_room)},"inventory":${JSON.stringify(status.inventory)}}`;
 }
 
 /** Sent with the first frame; proxies must neither cache nor buffer the stream (nginx reads X-Accel-Buffering). */

@@ -196,7 +196,9 @@ export class EventStreams {
   /** Bus events are dispatched one after another, so every stream sees them in bus order. */
   private dispatching: Promise<void> = Promise.resolve();
   /** Sessions whose streams on this instance opened or closed since the last lease write. */
-  private readonly marked = new Map<number, { worldId: string; address: string }>();
+  private readonly marked = new Map<number, { worldId: string; address: string; characterId: number }>();
+  /** Characters the bus told link-dead and not back since (linkdeadChanged); at most the world's link-dead. */
+  private readonly toldLinkdead = new Set<number>();
   /** Sessions this instance holds a lease for (it has open streams of them). */
   private readonly leased = new Set<number>();
   /** Lease writes go one after another, each writing the marked sessions' stream counts as they are then. */
@@ -243,7 +245,7 @@ export class EventStreams {
   private lease(stream: Stream): void {
     if (this.stopped) return;
     const queued = this.marked.size > 0;
-    this.marked.set(stream.sessionId, { worldId: stream.player.worldId, address: stream.address });
+    this.marked.set(stream.sessionId, { worldId: stream.player.worldId, address: stream.address, characterId: stream.player.characterId });
     if (queued) return;
     this.leaseWrites = this.leaseWrites
       .then(() => this.writeLeases())
@@ -255,13 +257,14 @@ export class EventStreams {
   /**
    * The leases of the marked sessions as their streams on this instance are now. A session that
    * got its first stream or lost its last changed its character's connectedness: the session
-   * caches and the lists of every instance hear it (the lists once per world).
+   * caches and the lists of every instance hear it (the lists once per world), and so do the
+   * world's players (linkdeadChanged).
    */
   private async writeLeases(): Promise<void> {
     const marked = [...this.marked];
     this.marked.clear();
     let leases = marked
-      .map(([sessionId, { worldId, address }]) => ({ sessionId, worldId, address, streams: this.bySession.get(sessionId).size }))
+      .map(([sessionId, { worldId, address, characterId }]) => ({ sessionId, worldId, address, characterId, streams: this.bySession.get(sessionId).size }))
       .filter((lease) => lease.streams > 0 || this.leased.has(lease.sessionId));
     if (leases.length === 0) return;
     const now = this.d.clock();
@@ -284,8 +287,37 @@ export class EventStreams {
       if (lease.streams > 0) this.leased.add(lease.sessionId);
       else this.leased.delete(lease.sessionId);
     }
+    // Who was told link-dead before, on any instance.
+    const wasLinkdead = new Set(changed.filter((lease) => lease.streams > 0 && this.toldLinkdead.has(lease.characterId)).map((lease) => lease.characterId));
     for (const sessionIds of idChunks(changed.map((lease) => lease.sessionId))) await this.d.bus.publish({ type: 'session.changed', sessionIds });
     for (const worldId of new Set(changed.map((lease) => lease.worldId))) await this.d.bus.publish({ type: 'connection', worldId });
+    await this.linkdeadChanged(changed, wasLinkdead);
+  }
+
+  /**
+   * Tells the world's players when a character went link-dead (its last stream closed and
+   * nothing else keeps it connected) or came back from being link-dead (a stream opened), as a
+   * `presence` event with `linkdead`, so clients mark it without asking (the play client's room
+   * and Online list). Opening a stream is told only for a character told link-dead before (any
+   * instance's event: toldLinkdead), so a crowd entering the world costs no event each.
+   */
+  private async linkdeadChanged(changed: ReadonlyArray<{ worldId: string; characterId: number; streams: number }>, wasLinkdead: ReadonlySet<number>): Promise<void> {
+    const byWorld = new Map<string, number[]>();
+    for (const lease of changed) {
+      if (lease.streams > 0 && !wasLinkdead.has(lease.characterId)) continue;
+      byWorld.set(lease.worldId, [...(byWorld.get(lease.worldId) ?? []), lease.characterId]);
+    }
+    const now = this.d.clock();
+    const idleSince = new Date(now.getTime() - this.d.game.state.idleWindowMs);
+    for (const [worldId, ids] of byWorld) {
+      for (const chunk of idChunks([...new Set(ids)])) {
+        for (const c of await this.d.repo.activeCharacters(worldId, now, idleSince, chunk)) {
+          // Opened streams: only those now connected; closed ones: only those now link-dead.
+          if (c.linkdead === wasLinkdead.has(c.id)) continue;
+          await this.d.bus.publish({ type: 'presence', worldId, characterId: c.id, name: c.name, online: true, linkdead: c.linkdead });
+        }
+      }
+    }
   }
 
   /** Ends every stream (reason shutdown) and stops listening. */
@@ -477,6 +509,10 @@ export class EventStreams {
   }
 
   private async dispatch(event: BusEvent): Promise<void> {
+    if (event.type === 'presence') {
+      if (event.linkdead === true) this.toldLinkdead.add(event.characterId);
+      else this.toldLinkdead.delete(event.characterId);
+    } else if (event.type === 'reconnected') this.toldLinkdead.clear();
     if (event.type === 'session.ended') {
       for (const id of event.sessionIds) for (const stream of [...this.bySession.get(id)]) this.end(stream, event.reason);
       return;
@@ -596,7 +632,10 @@ export class EventStreams {
         }
         return;
       case 'presence':
-        if (event.characterId !== me.characterId) this.send(stream, 'presence', () => ({ character: event.name, online: event.online }) satisfies Schemas['PresenceEvent'], frames);
+        if (event.characterId !== me.characterId) {
+          const linkdead = event.linkdead === undefined ? {} : { linkdead: event.linkdead };
+          this.send(stream, 'presence', () => ({ character: event.name, online: event.online, ...linkdead }) satisfies Schemas['PresenceEvent'], frames);
+        }
         return;
       case 'reconnected': {
         // Whom the account ignores may have changed while the bus was down.

@@ -82,8 +82,9 @@ export class GameService {
   }
 
   async status(actor: Actor): Promise<Schemas['GameStatus']> {
-    const activePlayers = await this.core.state.activeNames(actor.worldId, this.core.clock());
-    return { active_players: activePlayers as string[], current_room: actor.roomId, inventory: await this.core.inventoryText(actor) };
+    const now = this.core.clock();
+    const [activePlayers, linkdeadPlayers] = await Promise.all([this.core.state.activeNames(actor.worldId, now), this.core.state.linkdeadNames(actor.worldId, now)]);
+    return { active_players: activePlayers as string[], linkdead_players: linkdeadPlayers as string[], current_room: actor.roomId, inventory: await this.core.inventoryText(actor) };
   }
 
   /** The room's recent chat the actor may read (none from characters its account ignores); with `afterId`, only messages newer than that one. */

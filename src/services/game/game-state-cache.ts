@@ -81,6 +81,8 @@ export class GameStateCache {
   private readonly inventories = new Map<number, Entry<ItemInstance[]>>();
   /** activeNames by the list they were taken from, so a list read once is named once. */
   private readonly names = new WeakMap<readonly ActiveCharacter[], readonly string[]>();
+  /** linkdeadNames likewise. */
+  private readonly linkdeadNamesByList = new WeakMap<readonly ActiveCharacter[], readonly string[]>();
   /** Item loads in flight, by `room:`/`inventory:` key: one per key, and not remembered when its room or holder changed meanwhile. */
   private readonly itemLoads = new Map<string, { load: { stale: boolean }; promise: Promise<ItemInstance[]> }>();
 
@@ -134,6 +136,11 @@ export class GameStateCache {
     return world;
   }
 
+  /** How long a request keeps a character connected ([presence] idle_seconds). */
+  get idleWindowMs(): number {
+    return this.idleMs;
+  }
+
   /** The world's active characters, sorted by name (GameRepository.activeCharacters). */
   async activeCharacters(worldId: string, now: Date): Promise<readonly ActiveCharacter[]> {
     return (await this.activeWorld(worldId, now)).list;
@@ -142,6 +149,14 @@ export class GameStateCache {
   /** The names of activeCharacters, in order: the same array until the list changes. */
   async activeNames(worldId: string, now: Date): Promise<readonly string[]> {
     return this.namesOf(await this.activeCharacters(worldId, now));
+  }
+
+  /** The names of the world's link-dead characters, in order: the same array until the list changes. */
+  async linkdeadNames(worldId: string, now: Date): Promise<readonly string[]> {
+    const list = await this.activeCharacters(worldId, now);
+    let names = this.linkdeadNamesByList.get(list);
+    if (!names) this.linkdeadNamesByList.set(list, (names = Object.freeze(list.filter((c) => c.linkdead).map((c) => c.name))));
+    return names;
   }
 
   /** The names of a list activeCharacters gave, in order: the same array until the list changes. */
