@@ -19,8 +19,8 @@ import * as presence from './20261125002301_presence.ts';
 import * as limitWindows from './20261125002401_limit_windows.ts';
 import * as worldRevisions from './20261127003001_world_revisions.ts';
 import * as moderation from './20261128003301_moderation.ts';
-import * as telnetSettings from './20261128003501_telnet_settings.ts';
 import * as npcsAndScripts from './20261128003401_npcs_and_scripts.ts';
+import * as telnetSettings from './20261128003501_telnet_settings.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,9 +42,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125002301_presence', presence],
   ['20261125002401_limit_windows', limitWindows],
   ['20261127003001_world_revisions', worldRevisions],
-  ['20261128003501_telnet_settings', telnetSettings],
   ['20261128003301_moderation', moderation],
   ['20261128003401_npcs_and_scripts', npcsAndScripts],
+  ['20261128003501_telnet_settings', telnetSettings],
 ];
 
 export const migrationSource: Knex.MigrationSource<readonly [string, Migration]> = migrationsUpTo(MIGRATIONS.length);
