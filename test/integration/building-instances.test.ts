@@ -7,8 +7,7 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+import { twoInstances } from '../helpers/suite-servers.ts';
 import { bearer, createUser, login } from '../helpers/accounts.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { newPlayer, okCmd, selectCharacter, wroteBehindServer, type Player } from '../helpers/players.ts';
@@ -17,16 +16,17 @@ import { openStream, type SseStream } from '../helpers/sse.ts';
 const W = '/api/worlds/emberwick';
 
 describe('building on one instance, playing on another (PostgreSQL)', function () {
-  let one: TestServer;
-  let two: TestServer;
   let builder: Player;
   let visitor: Player;
   let stream: SseStream;
 
-  before(async function () {
-    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
-    one = await startTestServer();
-    two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
+  // Registered before the instances' hooks, so that the stream ends before they close.
+  after(() => {
+    stream?.close();
+  });
+  const servers = twoInstances({ postgresOnly: true });
+  before(async () => {
+    const [one, two] = servers();
     await createUser(one, 'mason', 'worldbuilder');
     const sessionId = await login(one, 'mason');
     const created = await one.post('/characters/create', { world_id: 'emberwick' }, bearer(sessionId));
@@ -39,11 +39,6 @@ describe('building on one instance, playing on another (PostgreSQL)', function (
     stream = await openStream(`${two.url}/events/${visitor.sessionId}`);
     expect(stream.status).to.equal(200);
   });
-  after(async () => {
-    stream?.close();
-    await two?.close();
-    await one?.close();
-  });
 
   it('shows the player the new exit of the room it stands in, live', async () => {
     expect(await okCmd(builder, '@dig down Lamplit Cellar')).to.equal('You dig down and make Lamplit Cellar (lamplit_cellar).');
@@ -53,6 +48,7 @@ describe('building on one instance, playing on another (PostgreSQL)', function (
   });
 
   it('lets the player walk in and see what the builder described and placed', async () => {
+    const [one] = servers();
     await okCmd(builder, 'down');
     await okCmd(builder, '@desc A low brick cellar, lit by one oil lamp.');
     await okCmd(builder, '@create Dusty Lantern');
@@ -71,6 +67,7 @@ describe('building on one instance, playing on another (PostgreSQL)', function (
   });
 
   it('sends the player a room event for each later change, and removed items are gone', async () => {
+    const [one] = servers();
     const room = (await one.get(`${W}/rooms/lamplit_cellar`, bearer(builder.sessionId))).body;
     const renamed = await one.request('PATCH', `${W}/rooms/lamplit_cellar`, { name: 'Lamplit Vault' }, { ...bearer(builder.sessionId), 'If-Match': `"${room.version}"` });
     expect(renamed.status, renamed.text).to.equal(200);

@@ -6,13 +6,14 @@
  * its tests are skipped with a message, and fail under CI; the fallback to counting in memory
  * when Redis does not answer needs none.
  */
-import { describe, it, before, after } from 'mocha';
+import { describe, it, before } from 'mocha';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
-import { needs, ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+import { startTestServer, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
+import { twoInstances } from '../helpers/suite-servers.ts';
+import { needs } from '../helpers/needs.ts';
 import { createUser, GOOD_PASSWORD, login } from '../helpers/accounts.ts';
 import { newPlayer, selectCharacter, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
@@ -151,26 +152,9 @@ function sharedLimits(servers: () => [TestServer, TestServer]): void {
   });
 }
 
-function twoInstances(env: () => Record<string, string>): () => [TestServer, TestServer] {
-  let one: TestServer | undefined;
-  let two: TestServer | undefined;
-  before(async function () {
-    one = await startTestServer({ env: { ...LIMITS, ...env() } });
-    two = await startTestServer({ env: { ...LIMITS, ...env() }, shareDatabaseWith: one, clock: one.clock });
-  });
-  after(async () => {
-    await two?.close();
-    await one?.close();
-  });
-  return () => [one!, two!];
-}
-
 describe('limits shared by two instances', () => {
   describe('in the database (PostgreSQL)', () => {
-    before(function () {
-      if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
-    });
-    const servers = twoInstances(() => ({}));
+    const servers = twoInstances({ env: LIMITS, postgresOnly: true });
     sharedLimits(servers);
 
     it('event streams spread over both instances hit the per-account and per-address stream limits at the configured count', async () => {
@@ -241,7 +225,7 @@ describe('limits shared by two instances', () => {
     before(async function () {
       needs(this, `Redis at ${REDIS_URL}`, await reachable(REDIS_URL), 'start redis-server, or set MUD_TEST_REDIS_URL');
     });
-    const servers = twoInstances(() => ({ MUD_LIMITS_REDIS_URL: REDIS_URL, MUD_LIMITS_REDIS_PREFIX: prefix }));
+    const servers = twoInstances({ env: { ...LIMITS, MUD_LIMITS_REDIS_URL: REDIS_URL, MUD_LIMITS_REDIS_PREFIX: prefix } });
     sharedLimits(servers);
 
     it('stops asking a Redis that hangs after its first timeout: counts in memory at once, says degraded in /health, and shares again once Redis answers', async () => {
