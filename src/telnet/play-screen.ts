@@ -180,7 +180,9 @@ export function sendCharacter(c: TelnetConnection): void {
   c.terminal.gmcp('Char.Name', { name, fullname: name });
   c.terminal.gmcp('Char.StatusVars', { name: 'Name', world: 'World', area: 'Area', room: 'Room' });
   const channels = c.s.game.commands(playing.actor.role).filter((command) => command.section === 'Communication');
-  c.terminal.gmcp('Comm.Channel.List', channels.map((command) => ({ name: command.name, caption: command.name.charAt(0).toUpperCase() + command.name.slice(1), command: command.name })));
+  // Captions as a channel window titles them: `Say`, `Tell`, and the abbreviation `OOC`.
+  const caption = (name: string) => (name === 'ooc' ? 'OOC' : name.charAt(0).toUpperCase() + name.slice(1));
+  c.terminal.gmcp('Comm.Channel.List', channels.map((command) => ({ name: command.name, caption: caption(command.name), command: command.name })));
   sendRoom(c);
   void sendInventory(c);
 }

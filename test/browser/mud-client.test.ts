@@ -2,7 +2,9 @@
  * The telnet door with a real MUD client: TinTin++ under tmux (test/browser/tintin.ts) logs in
  * prompt by prompt (its password unechoed on its screen), says something an HTTP player reads
  * through GET /chat, and plays beside the browser play client in headless Chromium, each seeing
- * the other's says and moves live.
+ * the other's says and moves live. And what regulars expect (issue 35): TinTin++ takes MCCP2
+ * compression and reads MSSP, logs in by GMCP Char.Login and reads the GMCP packages of play,
+ * and shows the door's prompt.
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
@@ -55,6 +57,39 @@ describe(`telnet door with a real MUD client (${DB_NAME})`, function () {
     expect(chat.body.chat).to.contain(`${name}: Good evening from TinTin++`);
     await okCmd(http, 'say Evening, wire walker.');
     await client.waitFor(`${http.name} says: Evening, wire walker.`);
+  });
+
+  it('TinTin++ speaks MCCP2, MSSP and GMCP with the door: compressed, listed, logged in by Char.Login, the packages of play shown', async () => {
+    const name = uniqueName('Gale');
+    const { username } = await registerGuest(server, name);
+    const client = TintinSession.start(tintin!, server.telnet!.port, [
+      // TinTin++ takes MSSP and MCCP2 by itself (it shows what MSSP told with its telnet debug
+      // on); GMCP it takes when a script answers for it.
+      '#config {debug telnet} {on}',
+      '#event {IAC WILL GMCP} {#send {\\xFF\\xFD\\xC9\\};#send {\\xFF\\xFA\\xC9Char.Login.Credentials \\x7B"account": "' + username.toUpperCase() + '", "password": "' + GOOD_PASSWORD + '"\\x7D\\xFF\\xF0\\}}',
+      '#event {IAC SB GMCP} {#showme GMCP %0 %2}',
+    ]);
+    sessions.push(client);
+    await client.waitFor('SENT IAC DO MCCP2');
+    await client.waitFor('SENT IAC DO MSSP');
+    await client.waitFor('VAL mud-server');
+    await client.waitFor(`VAL ${server.telnet!.port}`);
+    await client.waitFor('GMCP Char.Login.Result Char.Login.Result {"success":true}');
+    await client.waitFor(`1. ${name} (Emberwick)`);
+    client.type('play 1');
+    // (TinTin++ breaks long lines at its width: the starts of the messages are looked for.)
+    await client.waitFor(`GMCP Char.Status Char.Status {"name":"${name}","world":"Emberwick","area":"The Canal Quarter"`);
+    await client.waitFor('GMCP Comm.Channel.List Comm.Channel.List [{"name":"say","caption":"Say","command":"say"}');
+    await client.waitFor('GMCP Char.Items.List Char.Items.List {"location":"room","items":[{"id":"Canal Penny","name":"Canal Penny"}]}');
+    // The door's prompt after the room, as TinTin++ shows it.
+    await client.waitFor("[Lockkeeper's Square] n e w >");
+    client.type('north');
+    await client.waitFor('GMCP Room.Info Room.Info {"num":');
+    await client.waitFor('[Ropewalk Bridge] s n >');
+    client.type('#session');
+    await client.waitFor('(mccp 2)');
+    client.type('#info mccp');
+    await client.waitFor('#INFO MCCP2: TOTAL IN:');
   });
 
   it('a TinTin++ player and a browser player see each other say and move, live', async function () {

@@ -35,10 +35,11 @@ export class TintinSession {
     this.dir = dir;
   }
 
-  static start(tintin: string, port: number): TintinSession {
+  /** `setup`: TinTin++ commands run before the session opens (events, such as those of GMCP or MSSP). */
+  static start(tintin: string, port: number, setup: string[] = []): TintinSession {
     const dir = mkdtempSync(path.join(tmpdir(), 'mud-tintin-'));
     const socket = `mud-tintin-${process.pid}-${path.basename(dir)}`;
-    writeFileSync(path.join(dir, 'connect.tin'), `#session mud 127.0.0.1 ${port}\n`);
+    writeFileSync(path.join(dir, 'connect.tin'), [...setup, `#session mud 127.0.0.1 ${port}`, ''].join('\n'));
     execFileSync('tmux', ['-L', socket, 'new-session', '-d', '-s', 'mud', '-x', '120', '-y', '50', `${tintin} -G ${path.join(dir, 'connect.tin')}`], {
       cwd: dir,
       env: { ...process.env, HOME: dir },
