@@ -3,17 +3,18 @@
  * answer, the event stream (`chat` events with their channel), GET /chat history, who may read
  * what, and the ooc channel's own limit.
  */
-import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
+import { describe, it, afterEach } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { cmd, loginAs, newPlayer, okCmd, resetGame, selectCharacter, type Player } from '../helpers/players.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
+import { cmd, loginAs, newPlayer, okCmd, selectCharacter, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const SPAWN = 'lockkeepers_square';
 
 describe(`social verbs (${DB_NAME})`, function () {
-  let server: TestServer;
+  const server = oneServer({ reset: true });
   const open: SseStream[] = [];
   const listen = async (player: Player): Promise<SseStream> => {
     const stream = await openStream(`${player.server.url}/events/${player.sessionId}`);
@@ -22,7 +23,7 @@ describe(`social verbs (${DB_NAME})`, function () {
     return stream;
   };
   const chatOf = async (player: Player): Promise<{ chat: string; messages: Array<{ sender: string; text: string; channel: string; recipient: string | null }> }> => {
-    const res = await server.get(`/chat/${player.sessionId}`);
+    const res = await server().get(`/chat/${player.sessionId}`);
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
@@ -30,24 +31,15 @@ describe(`social verbs (${DB_NAME})`, function () {
     expect(await cmd(player, command)).to.deep.equal({ success: false, message });
   };
 
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(async () => {
-    await resetGame(server);
-  });
   afterEach(() => {
     open.splice(0).forEach((s) => s.close());
   });
 
   describe('emote, pose and :', () => {
     it('reach the room as "<name> <action>." (event and /chat), not another room', async () => {
-      const a = await newPlayer(server, 'Wren', SPAWN);
-      const b = await newPlayer(server, 'Mara', SPAWN);
-      const far = await newPlayer(server, 'Far', 'ropewalk_bridge');
+      const a = await newPlayer(server(), 'Wren', SPAWN);
+      const b = await newPlayer(server(), 'Mara', SPAWN);
+      const far = await newPlayer(server(), 'Far', 'ropewalk_bridge');
       const here = await listen(b);
       const away = await listen(far);
       expect(await okCmd(a, 'emote waves')).to.equal(`${a.name} waves.`);
@@ -74,7 +66,7 @@ describe(`social verbs (${DB_NAME})`, function () {
     });
 
     it('without an action: "Emote what?"', async () => {
-      const a = await newPlayer(server, 'Wren');
+      const a = await newPlayer(server(), 'Wren');
       await expectFail(a, 'emote', 'Emote what?');
       await expectFail(a, 'pose   ', 'Emote what?');
       await expectFail(a, ':', 'Emote what?');
@@ -83,9 +75,9 @@ describe(`social verbs (${DB_NAME})`, function () {
 
   describe('tell', () => {
     it('reaches one character anywhere in the world, live and in its /chat after moving; a third player sees nothing', async () => {
-      const a = await newPlayer(server, 'Wren', SPAWN);
-      const b = await newPlayer(server, 'Mara Vell', 'ropewalk_bridge');
-      const c = await newPlayer(server, 'Third', 'ropewalk_bridge');
+      const a = await newPlayer(server(), 'Wren', SPAWN);
+      const b = await newPlayer(server(), 'Mara Vell', 'ropewalk_bridge');
+      const c = await newPlayer(server(), 'Third', 'ropewalk_bridge');
       const bStream = await listen(b);
       const cStream = await listen(c);
       expect(await okCmd(a, `tell ${b.name} meet me at the <bridge>`)).to.equal(`You tell ${b.name}: meet me at the &lt;bridge&gt;`);
@@ -103,19 +95,19 @@ describe(`social verbs (${DB_NAME})`, function () {
     });
 
     it('to a character not in the world: it waits in their chat', async () => {
-      const a = await newPlayer(server, 'Wren');
-      const b = await newPlayer(server, 'Sleeper');
-      await server.post('/logout', { session_id: b.sessionId });
+      const a = await newPlayer(server(), 'Wren');
+      const b = await newPlayer(server(), 'Sleeper');
+      await server().post('/logout', { session_id: b.sessionId });
       expect(await okCmd(a, `tell ${b.name} wake up`)).to.equal(`You tell ${b.name}: wake up\n${b.name} is not in the world now: it waits in their chat.`);
-      const back = { ...b, sessionId: await loginAs(server, b.username) };
-      await selectCharacter(server, back.sessionId, b.characterId);
+      const back = { ...b, sessionId: await loginAs(server(), b.username) };
+      await selectCharacter(server(), back.sessionId, b.characterId);
       const chat = await chatOf(back);
       expect(chat.messages.map((m) => [m.sender, m.channel, m.recipient])).to.deep.equal([[a.name, 'tell', b.name]]);
       expect(chat.chat).to.equal(`[Recent messages]:\n${a.name}: [TELL: ${a.name} \u2192 ${b.name}] wake up\n`);
     });
 
     it('clear answers: nobody by that name, no message, no name, oneself', async () => {
-      const a = await newPlayer(server, 'Wren');
+      const a = await newPlayer(server(), 'Wren');
       await expectFail(a, 'tell Nobody Here hello', "Nobody in this world is called 'Nobody'.");
       await expectFail(a, 'tell', 'Tell whom? Usage: /tell <player> <message>');
       await expectFail(a, `tell ${a.name}`, 'Tell what? Usage: /tell <player> <message>');
@@ -125,8 +117,8 @@ describe(`social verbs (${DB_NAME})`, function () {
 
   describe('ooc', () => {
     it('reaches every player of the world wherever they are, as typed (escaped), in /chat too', async () => {
-      const a = await newPlayer(server, 'Wren', SPAWN);
-      const b = await newPlayer(server, 'Mara', 'weathercock_ledge');
+      const a = await newPlayer(server(), 'Wren', SPAWN);
+      const b = await newPlayer(server(), 'Mara', 'weathercock_ledge');
       const stream = await listen(b);
       expect(await okCmd(a, 'ooc brb, dinner & stuff')).to.equal('You say out of character: brb, dinner &amp; stuff');
       expect((await stream.nextOf('chat')).data).to.include({ sender: a.name, channel: 'ooc', recipient: null, text: '[OOC] brb, dinner &amp; stuff' });
@@ -137,8 +129,8 @@ describe(`social verbs (${DB_NAME})`, function () {
 
   describe('examine, look <target>, exits, go', () => {
     it('an item here or carried: its description from the world; another player: name and what they carry', async () => {
-      const a = await newPlayer(server, 'Wren', 'ropewalk_bridge');
-      const b = await newPlayer(server, 'Mara', 'ropewalk_bridge');
+      const a = await newPlayer(server(), 'Wren', 'ropewalk_bridge');
+      const b = await newPlayer(server(), 'Mara', 'ropewalk_bridge');
       const rope = "[Hemp Rope Coil]\nA neat coil of tarred towing rope, stiff with canal grime but still strong enough to haul a barge.";
       expect(await okCmd(a, 'examine hemp rope coil')).to.equal(rope);
       expect(await okCmd(a, 'look Hemp Rope Coil')).to.equal(rope);
@@ -150,12 +142,12 @@ describe(`social verbs (${DB_NAME})`, function () {
       expect(await okCmd(b, `examine ${a.name.toLowerCase()}`)).to.equal(`${a.name} is here.\nThey carry nothing.`);
       await expectFail(a, 'examine', 'Examine what?');
       // Someone elsewhere is not here.
-      const c = await newPlayer(server, 'Elsewhere', SPAWN);
+      const c = await newPlayer(server(), 'Elsewhere', SPAWN);
       await expectFail(a, `examine ${c.name}`, `There is no '${c.name}' here.`);
     });
 
     it('exits lists the ways out; go takes a direction or its short form', async () => {
-      const a = await newPlayer(server, 'Wren', SPAWN);
+      const a = await newPlayer(server(), 'Wren', SPAWN);
       expect(await okCmd(a, 'exits')).to.equal("[Exits]:\n  - north: Ropewalk Bridge\n  - east: Chandler's Row\n  - west: Tinker's Wharf\n");
       const moved = await okCmd(a, 'go north');
       expect(moved.startsWith('You move north.\n\n=== Ropewalk Bridge ===')).to.equal(true);
@@ -166,7 +158,7 @@ describe(`social verbs (${DB_NAME})`, function () {
     });
 
     it('help lists every social verb', async () => {
-      const a = await newPlayer(server, 'Wren');
+      const a = await newPlayer(server(), 'Wren');
       const help = await okCmd(a, 'help');
       for (const line of [
         '  /go <direction> - Move in a direction (north, n, up, ...)',
@@ -183,26 +175,20 @@ describe(`social verbs (${DB_NAME})`, function () {
 });
 
 describe(`ooc has its own limit (${DB_NAME})`, function () {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ env: { MUD_RATE_LIMIT_ENABLED: 'true', MUD_RATE_LIMIT_OOC_PER_CHARACTER: '2', MUD_RATE_LIMIT_OOC_WINDOW_SECONDS: '60' } });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = oneServer({ env: { MUD_RATE_LIMIT_ENABLED: 'true', MUD_RATE_LIMIT_OOC_PER_CHARACTER: '2', MUD_RATE_LIMIT_OOC_WINDOW_SECONDS: '60' } });
 
   it('past ooc_per_character: 429 with Retry-After, while other commands still work; the next window allows it again', async () => {
-    const a = await newPlayer(server, 'Wren');
+    const a = await newPlayer(server(), 'Wren');
     await okCmd(a, 'ooc one');
     await okCmd(a, 'ooc two');
-    const refused = await server.post('/command', { session_id: a.sessionId, command: 'ooc three' });
+    const refused = await server().post('/command', { session_id: a.sessionId, command: 'ooc three' });
     expect(refused.status).to.equal(429);
     expect(refused.body.detail).to.match(/^Too many out-of-character messages\. Try again in \d+ seconds\.$/);
     expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
     await okCmd(a, 'say still here');
-    const chat = (await server.get(`/chat/${a.sessionId}`)).body.messages.map((m: { text: string }) => m.text);
+    const chat = (await server().get(`/chat/${a.sessionId}`)).body.messages.map((m: { text: string }) => m.text);
     expect(chat).to.deep.equal(['[OOC] one', '[OOC] two', 'still here']);
-    server.clock.advance(61_000);
+    server().clock.advance(61_000);
     await okCmd(a, 'ooc three');
   });
 });
