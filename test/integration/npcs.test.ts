@@ -5,12 +5,15 @@
  * verb; timers that fire and keep their state.
  */
 import { describe, it, before, after } from 'mocha';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { bearer, sessionFor } from '../helpers/accounts.ts';
 import { builderPlayer, cmd, newPlayer, okCmd, wroteBehindServer, type Player } from '../helpers/players.ts';
 import { openStream } from '../helpers/sse.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { worldsCopy } from '../helpers/worlds.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const W = '/api/worlds/emberwick';
@@ -183,5 +186,39 @@ describe(`NPCs and scripts (${DB_NAME})`, function () {
     const player = await newPlayer(server, 'Plain', 'wash_house');
     expect(await cmd(player, '@npc create Nobody')).to.deep.equal({ success: false, message: "Unknown command: @npc. Type 'help' for available commands." });
     expect(await cmd(player, '@script errors')).to.deep.equal({ success: false, message: "Unknown command: @script. Type 'help' for available commands." });
+  });
+});
+
+describe(`a world of many NPCs (${DB_NAME})`, function () {
+  this.timeout(120_000);
+  let server: TestServer;
+  let worlds = '';
+  const COUNT = 600;
+
+  before(async () => {
+    // More NPCs than one multi-row statement may hold on SQLite (500 terms).
+    worlds = worldsCopy({});
+    const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
+    const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
+    for (let i = 0; i < COUNT; i++) zone.npcs[`crowd_${i}`] = { id: `crowd_${i}`, name: `Crowd ${i}`, description: 'One of many.', room: 'wash_house', script: 'scripts/crowd.js' };
+    writeFileSync(zoneFile, JSON.stringify(zone));
+    writeFileSync(path.join(worlds, 'emberwick', 'scripts', 'crowd.js'), 'function onLoad() { state.loaded = true; }\n');
+    server = await startTestServer({ env: { MUD_WORLDS_ROOT: worlds } });
+  });
+  after(async () => {
+    await server?.close();
+    rmSync(worlds, { recursive: true, force: true });
+  });
+
+  it('places every one at its home and loads every script', async () => {
+    const player = await newPlayer(server, 'Crowded', 'wash_house');
+    const look = await cmd(player, 'look');
+    expect(look.room?.npcs).to.have.length(50);
+    expect(look.room?.more_npcs).to.equal(COUNT - 50);
+    expect(look.message).to.contain(`(and ${COUNT - 50} more)`);
+    await eventually(async () => {
+      const [row] = await server.db('script_state').where({ world_id: 'emberwick' }).andWhere('owner', 'like', 'npc:crowd_%').count({ n: '*' });
+      expect(Number(row!.n)).to.equal(COUNT);
+    }, 60_000);
   });
 });

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { insertedId } from '../inserted-id.ts';
+import { chunks } from '../row-chunks.ts';
 
 /** A room as a builder left it: it wins over the package's room of the same id; a deleted one hides it. */
 export interface StoredRoom {
@@ -118,16 +119,6 @@ function itemRow(r: Record<string, unknown>): ItemRow {
     script: (r.script as string | null) ?? null,
     version: Number(r.version),
   };
-}
-
-/**
- * Rows per multi-row statement: SQLite compiles a multi-row insert into one compound SELECT,
- * which it refuses past 500 terms, and PostgreSQL binds at most 65,535 parameters.
- */
-const ROWS_PER_STATEMENT = 100;
-
-function* chunks<T>(rows: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) yield rows.slice(i, i + ROWS_PER_STATEMENT);
 }
 
 const parsed = (text: unknown): unknown => (text === null || text === undefined ? null : JSON.parse(String(text)));

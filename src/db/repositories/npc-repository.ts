@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
+import { chunks } from '../row-chunks.ts';
 
 export type Runner = Db | Knex.Transaction;
 
@@ -58,11 +59,12 @@ export class NpcRepository {
 
   /** Places NPCs that stand nowhere yet (new ones, at their home), leaving the others where they are. */
   async placeNew(worldId: string, homes: ReadonlyArray<{ npcId: string; roomId: string }>, now: Date): Promise<void> {
-    if (homes.length === 0) return;
-    await this.db('npc_positions')
-      .insert(homes.map((h) => ({ world_id: worldId, npc_id: h.npcId, room_id: h.roomId, updated_at: toDbTime(now) })))
-      .onConflict(['world_id', 'npc_id'])
-      .ignore();
+    for (const some of chunks(homes)) {
+      await this.db('npc_positions')
+        .insert(some.map((h) => ({ world_id: worldId, npc_id: h.npcId, room_id: h.roomId, updated_at: toDbTime(now) })))
+        .onConflict(['world_id', 'npc_id'])
+        .ignore();
+    }
   }
 
   async move(worldId: string, npcId: string, roomId: string, now: Date, runner: Runner = this.db): Promise<void> {

@@ -55,9 +55,10 @@ export class ScriptClock {
         continue;
       }
       if (!this.held.has(world.id)) {
-        this.held.add(world.id);
         this.d.logger.info('Holding a world\u2019s clock', { world_id: world.id });
+        // Held once loaded: a load that failed is tried again at the next tick.
         await this.d.scripts.loadWorld(world.id);
+        this.held.add(world.id);
       }
       const started = performance.now();
       for (const timer of await this.d.npcs.dueTimers(world.id, now, TIMERS_PER_TICK)) {
