@@ -4,11 +4,12 @@
  * streams, and a client that hangs up while its GET /events is being authenticated leaves no
  * stream behind.
  */
-import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
+import { describe, it, afterEach } from 'mocha';
 import { expect } from 'chai';
 import net from 'node:net';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { loginAs, newPlayer, okCmd, resetGame, selectCharacter } from '../helpers/players.ts';
+import { usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
+import { loginAs, newPlayer, okCmd, selectCharacter } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 
 const BACKLOG = 16_384;
@@ -23,44 +24,36 @@ function silentStream(server: TestServer, sessionId: string): net.Socket {
 }
 
 describe(`event stream limits (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
-  let server: TestServer;
+  const server = oneServer({
+    env: { MUD_EVENTS_BACKLOG_BYTES: String(BACKLOG), MUD_EVENTS_STREAMS_PER_ACCOUNT: '2', MUD_EVENTS_STREAMS_PER_ADDRESS: '3' },
+    reset: true,
+  });
   const open: SseStream[] = [];
   const sockets: net.Socket[] = [];
 
-  before(async () => {
-    server = await startTestServer({
-      env: { MUD_EVENTS_BACKLOG_BYTES: String(BACKLOG), MUD_EVENTS_STREAMS_PER_ACCOUNT: '2', MUD_EVENTS_STREAMS_PER_ADDRESS: '3' },
-    });
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(async () => {
-    await resetGame(server);
-  });
   afterEach(async () => {
     open.splice(0).forEach((s) => s.close());
     sockets.splice(0).forEach((s) => s.destroy());
-    for (let waited = 0; server.services.streams.stats().open > 0 && waited < 3000; waited += 50) await sleep(50);
+    for (let waited = 0; server().services.streams.stats().open > 0 && waited < 3000; waited += 50) await sleep(50);
   });
 
   it('a client that never reads holds at most backlog_bytes (and a frame) before it is dropped as lagging; a reading one keeps flowing', async function () {
     this.timeout(90_000);
-    const [a, b, c] = [await newPlayer(server, 'Anna'), await newPlayer(server, 'Bert'), await newPlayer(server, 'Cleo')];
-    const lively = await openStream(`${server.url}/events/${a.sessionId}`);
+    const [a, b, c] = [await newPlayer(server(), 'Anna'), await newPlayer(server(), 'Bert'), await newPlayer(server(), 'Cleo')];
+    const lively = await openStream(`${server().url}/events/${a.sessionId}`);
     open.push(lively);
-    sockets.push(silentStream(server, b.sessionId), silentStream(server, c.sessionId));
-    for (let waited = 0; server.services.streams.stats().open < 3 && waited < 3000; waited += 20) await sleep(20);
+    sockets.push(silentStream(server(), b.sessionId), silentStream(server(), c.sessionId));
+    for (let waited = 0; server().services.streams.stats().open < 3 && waited < 3000; waited += 20) await sleep(20);
     // Stored HTML-escaped, each `'` becomes `&#x27;`: about 12 kB a frame. The kernel's socket
     // buffers take megabytes first; past them the server holds what the client does not read.
     const text = "'".repeat(1990);
-    const lagging = () => server.services.streams.stats().endedByReason.lagging ?? 0;
+    const lagging = () => server().services.streams.stats().endedByReason.lagging ?? 0;
     let most = 0;
     // One say at a time, each read by the reading client (in this process) before the next, so
     // it keeps up however loaded the machine is.
     for (let i = 0; i < 1500 && lagging() < 2; i++) {
       await okCmd(a, `say ${text}`);
-      most = Math.max(most, server.services.streams.stats().backlogBytes);
+      most = Math.max(most, server().services.streams.stats().backlogBytes);
       await lively.nextOf('chat', 5000);
     }
     for (let waited = 0; lagging() < 2 && waited < 5000; waited += 50) await sleep(50);
@@ -75,16 +68,16 @@ describe(`event stream limits (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, funct
 
   it('a stream ended as lagging still gets its end event, after what it was sent, once its client reads again', async function () {
     this.timeout(90_000);
-    const [a, b] = [await newPlayer(server, 'Anna'), await newPlayer(server, 'Bert')];
-    const lively = await openStream(`${server.url}/events/${a.sessionId}`);
+    const [a, b] = [await newPlayer(server(), 'Anna'), await newPlayer(server(), 'Bert')];
+    const lively = await openStream(`${server().url}/events/${a.sessionId}`);
     open.push(lively);
-    const silent = silentStream(server, b.sessionId);
+    const silent = silentStream(server(), b.sessionId);
     sockets.push(silent);
-    for (let waited = 0; server.services.streams.stats().open < 2 && waited < 3000; waited += 20) await sleep(20);
+    for (let waited = 0; server().services.streams.stats().open < 2 && waited < 3000; waited += 20) await sleep(20);
     const text = "'".repeat(1990);
     // Streams ended as lagging since this test began.
-    const earlier = server.services.streams.stats().endedByReason.lagging ?? 0;
-    const lagging = () => (server.services.streams.stats().endedByReason.lagging ?? 0) - earlier;
+    const earlier = server().services.streams.stats().endedByReason.lagging ?? 0;
+    const lagging = () => (server().services.streams.stats().endedByReason.lagging ?? 0) - earlier;
     for (let i = 0; i < 1500 && lagging() < 1; i++) {
       await okCmd(a, `say ${text}`);
       await lively.nextOf('chat', 5000);
@@ -102,46 +95,46 @@ describe(`event stream limits (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, funct
   });
 
   it('an account holds at most streams_per_account streams and an address streams_per_address (429); a closed one frees its place', async () => {
-    const a = await newPlayer(server, 'Anna');
-    const second = await loginAs(server, a.username);
-    await selectCharacter(server, second, a.characterId);
+    const a = await newPlayer(server(), 'Anna');
+    const second = await loginAs(server(), a.username);
+    await selectCharacter(server(), second, a.characterId);
     for (const session of [a.sessionId, second]) {
-      const stream = await openStream(`${server.url}/events/${session}`);
+      const stream = await openStream(`${server().url}/events/${session}`);
       open.push(stream);
       expect(stream.status).to.equal(200);
     }
-    const other = await loginAs(server, a.username);
-    await selectCharacter(server, other, a.characterId);
-    const refused = await openStream(`${server.url}/events/${other}`);
+    const other = await loginAs(server(), a.username);
+    await selectCharacter(server(), other, a.characterId);
+    const refused = await openStream(`${server().url}/events/${other}`);
     expect(refused.status).to.equal(429);
     expect(refused.body.detail).to.equal('Too many open event streams for this account (at most 2). Try again in 10 seconds.');
     expect(refused.headers.get('retry-after')).to.equal('10');
 
-    const b = await newPlayer(server, 'Bert');
-    open.push(await openStream(`${server.url}/events/${b.sessionId}`));
-    const c = await newPlayer(server, 'Cleo');
-    const fromAddress = await openStream(`${server.url}/events/${c.sessionId}`);
+    const b = await newPlayer(server(), 'Bert');
+    open.push(await openStream(`${server().url}/events/${b.sessionId}`));
+    const c = await newPlayer(server(), 'Cleo');
+    const fromAddress = await openStream(`${server().url}/events/${c.sessionId}`);
     expect(fromAddress.status).to.equal(429);
     expect(fromAddress.body.detail).to.equal('Too many open event streams from this address (at most 3). Try again in 10 seconds.');
 
     open.shift()!.close();
-    for (let waited = 0; server.services.streams.stats().open > 2 && waited < 3000; waited += 20) await sleep(20);
-    const freed = await openStream(`${server.url}/events/${c.sessionId}`);
+    for (let waited = 0; server().services.streams.stats().open > 2 && waited < 3000; waited += 20) await sleep(20);
+    const freed = await openStream(`${server().url}/events/${c.sessionId}`);
     open.push(freed);
     expect(freed.status).to.equal(200);
   });
 
   it('a client that hangs up while its GET /events is authenticated leaves no stream registered', async () => {
-    const players = await Promise.all(['Anna', 'Bert'].map((name) => newPlayer(server, name)));
+    const players = await Promise.all(['Anna', 'Bert'].map((name) => newPlayer(server(), name)));
     for (let round = 0; round < 10; round++) {
       // Each login is new to the session cache, so authenticating it reads the database.
-      const sessions = await Promise.all(players.map((p) => loginAs(server, p.username)));
-      await Promise.all(sessions.map((s, i) => selectCharacter(server, s, players[i]!.characterId)));
-      await server.services.events.publish({ type: 'reconnected' });
-      for (const session of sessions) silentStream(server, session).resetAndDestroy();
+      const sessions = await Promise.all(players.map((p) => loginAs(server(), p.username)));
+      await Promise.all(sessions.map((s, i) => selectCharacter(server(), s, players[i]!.characterId)));
+      await server().services.events.publish({ type: 'reconnected' });
+      for (const session of sessions) silentStream(server(), session).resetAndDestroy();
     }
-    for (let waited = 0; server.services.streams.stats().open > 0 && waited < 3000; waited += 50) await sleep(50);
-    expect(server.services.streams.stats().open).to.equal(0);
+    for (let waited = 0; server().services.streams.stats().open > 0 && waited < 3000; waited += 50) await sleep(50);
+    expect(server().services.streams.stats().open).to.equal(0);
     await okCmd(players[0]!, 'look');
   });
 });

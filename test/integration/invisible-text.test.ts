@@ -3,33 +3,24 @@
  * default-ignorable code points and a message left blank is refused; a character name may not
  * mix scripts nor look like (UTS #39 skeleton) a name already in the world.
  */
-import { describe, it, before, after, beforeEach } from 'mocha';
+import { describe, it } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { cmd, newPlayer, resetGame } from '../helpers/players.ts';
+import { cmd, newPlayer } from '../helpers/players.ts';
 
 describe(`invisible chat and look-alike names (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
-  let server: TestServer;
-  const guest = (characterName: string) => server.post('/register-guest', { password: GOOD_PASSWORD, password_confirm: GOOD_PASSWORD, character_name: characterName });
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(async () => {
-    await resetGame(server);
-  });
+  const server = oneServer({ reset: true });
+  const guest = (characterName: string) => server().post('/register-guest', { password: GOOD_PASSWORD, password_confirm: GOOD_PASSWORD, character_name: characterName });
 
   it('a say of nothing but invisible characters is refused and stores nothing; visible text loses them, emoji keep their joiners', async () => {
-    const a = await newPlayer(server, 'Anna');
+    const a = await newPlayer(server(), 'Anna');
     for (const invisible of ['\u200b', '\u2060\u2061\u2062\u2063\u2064', '\u3164', '\u{E0041}\u{E0042}\u{E007F}', '\u200b \ufeff \u00ad']) {
       expect(await cmd(a, `say ${invisible}`), JSON.stringify(invisible)).to.deep.equal({ success: false, message: 'Say what?' });
       expect((await cmd(a, `whisper ${a.name} ${invisible}`)).success).to.equal(false);
     }
-    expect(await server.db('chat_messages').count({ n: '*' }).first()).to.satisfy((r: { n: unknown }) => Number(r.n) === 0);
+    expect(await server().db('chat_messages').count({ n: '*' }).first()).to.satisfy((r: { n: unknown }) => Number(r.n) === 0);
     expect((await cmd(a, 'say he\u200bllo\u2063 there')).message).to.equal('You say: hello there');
     expect((await cmd(a, 'say \u{1F469}\u200d\u{1F4BB} \u2764\ufe0f')).message).to.equal('You say: \u{1F469}\u200d\u{1F4BB} \u2764\ufe0f');
   });

@@ -6,28 +6,22 @@
  * with them. Telnet's `connect` takes a username in any letter case (usernames are unique so),
  * while POST /login keeps the specification's exact lookup.
  */
-import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
+import { describe, it, afterEach } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
 import { TelnetClient } from '../helpers/telnet-client.ts';
 import { createUser, GOOD_PASSWORD } from '../helpers/accounts.ts';
-import { cmd, newPlayer, okCmd, resetGame, wroteBehindServer, type Player } from '../helpers/players.ts';
+import { cmd, newPlayer, okCmd, wroteBehindServer, type Player } from '../helpers/players.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const SQUARE = 'lockkeepers_square';
 
 describe(`names as players type them (${DB_NAME})`, function () {
   this.timeout(30_000);
-  let server: TestServer;
+  const server = oneServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' }, reset: true });
   const clients: TelnetClient[] = [];
 
-  before(async () => {
-    server = await startTestServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(() => resetGame(server));
   afterEach(() => {
     for (const client of clients.splice(0)) client.close();
   });
@@ -35,11 +29,11 @@ describe(`names as players type them (${DB_NAME})`, function () {
   /** Characters named `<first> <Surname>` (letters only, unique in this test file). */
   let surnames = 0;
   const named = async (first: string, roomId = SQUARE): Promise<Player> => {
-    const player = await newPlayer(server, first, roomId);
+    const player = await newPlayer(server(), first, roomId);
     // newPlayer names characters `<first> Q<tag>`; a surname of letters of its own keeps starts apart.
     const name = `${first} ${['Webb', 'Vell', 'Vane', 'Marsh', 'Ashdown', 'Pike', 'Rook', 'Thorne'][surnames++ % 8]}${'x'.repeat(Math.floor(surnames / 8))}`;
-    await server.db('characters').where({ id: player.characterId }).update({ name, name_key: name.toLowerCase() });
-    await wroteBehindServer(server);
+    await server().db('characters').where({ id: player.characterId }).update({ name, name_key: name.toLowerCase() });
+    await wroteBehindServer(server());
     return { ...player, name };
   };
 
@@ -50,7 +44,7 @@ describe(`names as players type them (${DB_NAME})`, function () {
     expect(await okCmd(ann, `tell ${hettie.name.toLowerCase()} and the bridge`)).to.equal(`You tell ${hettie.name}: and the bridge`);
     const surname = hettie.name.split(' ')[1]!;
     expect(await okCmd(ann, `whisper ${surname.slice(0, 3).toLowerCase()} psst`)).to.equal(`You whisper to ${hettie.name}: psst`);
-    const chat = await server.get(`/chat/${hettie.sessionId}`);
+    const chat = await server().get(`/chat/${hettie.sessionId}`);
     expect(chat.body.messages.map((m: { text: string }) => m.text)).to.include.members([
       `[TELL: ${ann.name} \u2192 ${hettie.name}] see you at the lock`,
       `[WHISPER: ${ann.name} \u2192 ${hettie.name}] psst`,
@@ -78,8 +72,8 @@ describe(`names as players type them (${DB_NAME})`, function () {
     expect(await okCmd(ann, 'drop can')).to.equal('You dropped the Canal Penny.');
     expect(await okCmd(ann, 'examine bert')).to.equal(`${bert.name} is here.\nThey carry nothing.`);
     // A second item whose word starts alike: the answer names both.
-    await server.db('item_instances').where({ world_id: 'emberwick', item_id: 'tallow_candle' }).update({ room_id: SQUARE, character_id: null });
-    await wroteBehindServer(server);
+    await server().db('item_instances').where({ world_id: 'emberwick', item_id: 'tallow_candle' }).update({ room_id: SQUARE, character_id: null });
+    await wroteBehindServer(server());
     expect(await cmd(ann, 'get c')).to.deep.equal({ success: false, message: "'c' could be Canal Penny or Tallow Candle: type more of the name." });
     expect(await okCmd(ann, 'get cand')).to.equal('You picked up the Tallow Candle.');
     expect((await cmd(ann, 'get zzz')).message).to.equal("There is no 'zzz' here.");
@@ -87,15 +81,15 @@ describe(`names as players type them (${DB_NAME})`, function () {
 
   it('over telnet alike: connect takes the username in any letter case, tell and get take starts', async () => {
     const hettie = await named('Hettie');
-    await createUser(server, 'TinaPlayer', 'player');
-    const created = await server.post('/characters/create', { world_id: 'emberwick' }, { Authorization: `Bearer ${(await server.post('/login', { username: 'TinaPlayer', password: GOOD_PASSWORD })).body.session_id}` });
+    await createUser(server(), 'TinaPlayer', 'player');
+    const created = await server().post('/characters/create', { world_id: 'emberwick' }, { Authorization: `Bearer ${(await server().post('/login', { username: 'TinaPlayer', password: GOOD_PASSWORD })).body.session_id}` });
     expect(created.status, created.text).to.equal(200);
-    await server.db('characters').where({ id: created.body.character_id }).update({ room_id: SQUARE });
-    await wroteBehindServer(server);
+    await server().db('characters').where({ id: created.body.character_id }).update({ room_id: SQUARE });
+    await wroteBehindServer(server());
     // POST /login keeps the specification's exact lookup.
-    expect((await server.post('/login', { username: 'tinaplayer', password: GOOD_PASSWORD })).status).to.equal(401);
+    expect((await server().post('/login', { username: 'tinaplayer', password: GOOD_PASSWORD })).status).to.equal(401);
 
-    const client = await TelnetClient.connect(server.telnet!.port);
+    const client = await TelnetClient.connect(server().telnet!.port);
     clients.push(client);
     await client.read('Username: ');
     client.line(`connect tinaplayer ${GOOD_PASSWORD}`);

@@ -5,12 +5,13 @@
  * fail the whole transaction; every bus payload is now bounded (src/db/event-bus.ts), here on
  * both databases.
  */
-import { describe, it, before, after, beforeEach } from 'mocha';
+import { describe, it } from 'mocha';
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
 import { GOOD_PASSWORD, OTHER_GOOD_PASSWORD, sessionFor } from '../helpers/accounts.ts';
-import { newPlayer, resetGame, wroteBehindServer, type Player } from '../helpers/players.ts';
+import { newPlayer, wroteBehindServer, type Player } from '../helpers/players.ts';
 import { openStream } from '../helpers/sse.ts';
 import { toDbTime } from '../../src/db/clock.ts';
 import { sessionTokenHash } from '../../src/db/repositories/session-repository.ts';
@@ -20,11 +21,11 @@ const HOUR = 3_600_000;
 
 describe(`sessions at scale (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
   this.timeout(120_000);
-  let server: TestServer;
+  const server = oneServer({ reset: true });
 
   /** `count` sessions of the account, written straight into the table (as thousands of logins would). */
   async function addSessions(userId: number, count: number, fields: { characterId?: number | null; worldId?: string | null; expiresAt?: Date } = {}): Promise<void> {
-    const now = server.clock.now();
+    const now = server().clock.now();
     const rows = Array.from({ length: count }, () => ({
       token_hash: sessionTokenHash(randomUUID()),
       user_id: userId,
@@ -35,41 +36,31 @@ describe(`sessions at scale (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, functio
       last_activity: toDbTime(new Date(now.getTime() - 2 * HOUR)),
       expires_at: toDbTime(fields.expiresAt ?? new Date(now.getTime() + HOUR)),
     }));
-    for (let i = 0; i < rows.length; i += 500) await server.db('sessions').insert(rows.slice(i, i + 500));
+    for (let i = 0; i < rows.length; i += 500) await server().db('sessions').insert(rows.slice(i, i + 500));
   }
 
-  const sessionsOf = async (userId: number): Promise<number> => Number((await server.db('sessions').where({ user_id: userId }).count({ n: '*' }).first())?.n);
-
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(async () => {
-    await resetGame(server);
-  });
+  const sessionsOf = async (userId: number): Promise<number> => Number((await server().db('sessions').where({ user_id: userId }).count({ n: '*' }).first())?.n);
 
   it(`an account with ${MANY} sessions changes its password, is banned and is deleted; its streams end`, async () => {
-    const admin = await sessionFor(server, 'bulkadmin', 'superuser');
-    const player: Player = await newPlayer(server, 'Many');
-    const userId = (await server.db('users').where({ username: player.username }).first('id')).id as number;
-    const stream = await openStream(`${server.url}/events/${player.sessionId}`);
+    const admin = await sessionFor(server(), 'bulkadmin', 'superuser');
+    const player: Player = await newPlayer(server(), 'Many');
+    const userId = (await server().db('users').where({ username: player.username }).first('id')).id as number;
+    const stream = await openStream(`${server().url}/events/${player.sessionId}`);
     try {
       await addSessions(userId, MANY, { characterId: player.characterId, worldId: 'emberwick' });
-      const changed = await server.post('/change-password', { session_id: player.sessionId, old_password: GOOD_PASSWORD, new_password: OTHER_GOOD_PASSWORD });
+      const changed = await server().post('/change-password', { session_id: player.sessionId, old_password: GOOD_PASSWORD, new_password: OTHER_GOOD_PASSWORD });
       expect(changed.status, changed.text).to.equal(200);
       expect(await sessionsOf(userId)).to.equal(1);
 
       await addSessions(userId, MANY, { characterId: player.characterId, worldId: 'emberwick' });
-      const banned = await server.post('/admin/user/manage', { session_id: admin, action: 'ban', target_username: player.username });
+      const banned = await server().post('/admin/user/manage', { session_id: admin, action: 'ban', target_username: player.username });
       expect(banned.status, banned.text).to.equal(200);
       expect(await sessionsOf(userId)).to.equal(0);
       expect((await stream.nextOf('end')).data.reason).to.equal('ban');
 
-      await server.post('/admin/user/manage', { session_id: admin, action: 'unban', target_username: player.username });
+      await server().post('/admin/user/manage', { session_id: admin, action: 'unban', target_username: player.username });
       await addSessions(userId, MANY);
-      const deleted = await server.post('/admin/user/manage', { session_id: admin, action: 'delete', target_username: player.username });
+      const deleted = await server().post('/admin/user/manage', { session_id: admin, action: 'delete', target_username: player.username });
       expect(deleted.status, deleted.text).to.equal(200);
       expect(await sessionsOf(userId)).to.equal(0);
     } finally {
@@ -78,23 +69,23 @@ describe(`sessions at scale (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, functio
   });
 
   it(`${MANY} sessions expiring at once are swept, and their characters leave`, async () => {
-    const watcher = await newPlayer(server, 'Watcher');
-    const stream = await openStream(`${server.url}/events/${watcher.sessionId}`);
+    const watcher = await newPlayer(server(), 'Watcher');
+    const stream = await openStream(`${server().url}/events/${watcher.sessionId}`);
     try {
       const owners: Array<{ userId: number; characterId: number; name: string }> = [];
       for (let i = 0; i < 2; i++) {
-        const p = await newPlayer(server, 'Sleeper');
-        owners.push({ userId: (await server.db('users').where({ username: p.username }).first('id')).id, characterId: p.characterId, name: p.name });
+        const p = await newPlayer(server(), 'Sleeper');
+        owners.push({ userId: (await server().db('users').where({ username: p.username }).first('id')).id, characterId: p.characterId, name: p.name });
       }
       // The players' own sessions expire too (their characters are in the watcher's room).
-      await server.db('sessions').whereIn('user_id', owners.map((o) => o.userId)).update({ expires_at: toDbTime(new Date(server.clock.now().getTime() - 1000)) });
-      const past = new Date(server.clock.now().getTime() - 1000);
+      await server().db('sessions').whereIn('user_id', owners.map((o) => o.userId)).update({ expires_at: toDbTime(new Date(server().clock.now().getTime() - 1000)) });
+      const past = new Date(server().clock.now().getTime() - 1000);
       for (const owner of owners) await addSessions(owner.userId, MANY / owners.length, { characterId: owner.characterId, worldId: 'emberwick', expiresAt: past });
-      await wroteBehindServer(server);
+      await wroteBehindServer(server());
 
-      const swept = await server.services.sessions.sweepExpired();
+      const swept = await server().services.sessions.sweepExpired();
       expect(swept).to.equal(MANY + owners.length);
-      expect(Number((await server.db('sessions').count({ n: '*' }).first())?.n)).to.equal(1);
+      expect(Number((await server().db('sessions').count({ n: '*' }).first())?.n)).to.equal(1);
       const offline = new Set<string>();
       while (offline.size < owners.length) {
         const event = await stream.nextOf('presence');
