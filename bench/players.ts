@@ -432,8 +432,9 @@ async function runOne(
       MUD_EVENTS_STREAMS_PER_INSTANCE: String(Math.max(5000, n + 100)),
       // Every player's stream comes from the generator's one address.
       MUD_EVENTS_STREAMS_PER_ADDRESS: String(Math.max(50, n + 100)),
-      // The npcs suite reads the script runs from /metrics (in all its runs, alike); the hostile script keeps running however often it fails.
-      ...(load ? { MUD_METRICS_MODE: 'open', MUD_SCRIPTS_FAULTS_TO_SUSPEND: '1000' } : {}),
+      // The npcs suite reads the script runs from /metrics (in all its runs, alike); each NPC holds
+      // a timer (past the default 200 a world); the hostile script keeps running however often it fails.
+      ...(load ? { MUD_METRICS_MODE: 'open', MUD_SCRIPTS_TIMERS_PER_WORLD: String(Math.max(200, 2 * load.npcs)), MUD_SCRIPTS_FAULTS_TO_SUSPEND: '1000' } : {}),
     },
     { cpuCore: hasTaskset() ? SERVER_CORE : undefined, asShipped: true },
   );

@@ -70,7 +70,7 @@ export type ScriptLimits = Config['scripts'];
 
 /** Running totals of this instance's script runs, for /metrics. */
 export interface ScriptCounters {
-  /** Runs by outcome: `ok`, or the error kind that ended them. */
+  /** Runs by outcome: `ok` (what it left is written), or the error kind that stopped it (a run that lost a race to another instance is not counted). */
   runsByOutcome: Record<string, number>;
   /** Wall time the runs took in their sandboxes, seconds. */
   runSeconds: number;
@@ -297,12 +297,14 @@ export class ScriptService {
       if (stored.suspendedAt !== null) return null;
       const ran = await this.execute(worldId, owner, hook, args, JSON.parse(stored.state) as ScriptState, at);
       if (!ran.outcome.ok) {
+        this.count(ran.outcome.error.kind);
         await this.faulted(worldId, owner, hook, ran.outcome.error);
         return ran;
       }
       const state = JSON.stringify(ran.outcome.state ?? {});
       // A run that changed neither its state nor its timers, after no fault, has nothing to write: it only acts.
       if (!timer && state === stored.state && ran.timers.length === 0 && stored.faults === 0) {
+        this.count('ok');
         await this.act(worldId, owner, ran.actions, depth, at.roomId);
         return ran;
       }
@@ -316,16 +318,18 @@ export class ScriptService {
           if (change.kind === 'cancel') await this.d.npcs.cancelTimer(trx, worldId, owner.key, change.name);
           else await this.d.npcs.setTimer(trx, worldId, change.timer, hook === 'onLoad');
         }
-        if ((await this.d.npcs.timerCount(worldId, trx)) > this.d.limits.timersPerWorld) throw new TooManyTimers();
+        if (ran.timers.some((t) => t.kind === 'set') && (await this.d.npcs.timerCount(worldId, trx)) > this.d.limits.timersPerWorld) throw new TooManyTimers();
         return 'written';
       }).catch(async (err: unknown) => {
         if (err instanceof StaleRun) return 'fired elsewhere';
         if (!(err instanceof TooManyTimers)) throw err;
+        this.count('limit');
         await this.faulted(worldId, owner, hook, { kind: 'limit', message: `The world has more than ${this.d.limits.timersPerWorld} timers ([scripts] timers_per_world)`, line: null });
         return 'refused';
       });
       if (written === 'stale') continue;
       if (written !== 'written') return null;
+      this.count('ok');
       await this.act(worldId, owner, ran.actions, depth, at.roomId);
       return ran;
     }
@@ -401,9 +405,12 @@ export class ScriptService {
     const started = performance.now();
     ran.outcome = sandbox.run(owner.script.source, hook, args, state, api);
     this.counters.runSeconds += (performance.now() - started) / 1000;
-    const outcome = ran.outcome.ok ? 'ok' : ran.outcome.error.kind;
-    this.counters.runsByOutcome[outcome] = (this.counters.runsByOutcome[outcome] ?? 0) + 1;
     return ran;
+  }
+
+  /** A run's end for /metrics: `ok` once what it left is written, else what stopped it. */
+  private count(outcome: string): void {
+    this.counters.runsByOutcome[outcome] = (this.counters.runsByOutcome[outcome] ?? 0) + 1;
   }
 
   private async faulted(worldId: string, owner: Owner, hook: string, error: { kind: string; message: string; line: number | null }): Promise<void> {
