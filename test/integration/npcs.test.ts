@@ -10,10 +10,12 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { startTestServer, usePostgres, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
 import { bearer, sessionFor } from '../helpers/accounts.ts';
-import { builderPlayer, cmd, newPlayer, okCmd, wroteBehindServer, type Player } from '../helpers/players.ts';
+import { builderPlayer, cmd, newPlayer, okCmd, registerGuest, uniqueName, wroteBehindServer, type Player } from '../helpers/players.ts';
 import { openStream } from '../helpers/sse.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { worldsCopy } from '../helpers/worlds.ts';
+import { TelnetClient } from '../helpers/telnet-client.ts';
+import { GOOD_PASSWORD } from '../helpers/accounts.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const W = '/api/worlds/emberwick';
@@ -220,5 +222,35 @@ describe(`a world of many NPCs (${DB_NAME})`, function () {
       const [row] = await server.db('script_state').where({ world_id: 'emberwick' }).andWhere('owner', 'like', 'npc:crowd_%').count({ n: '*' });
       expect(Number(row!.n)).to.equal(COUNT);
     }, 60_000);
+  });
+});
+
+describe(`NPCs over telnet (${DB_NAME})`, function () {
+  this.timeout(60_000);
+  let server: TestServer;
+  let client: TelnetClient | undefined;
+
+  before(async () => {
+    server = await startTestServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
+  });
+  after(async () => {
+    client?.close();
+    await server?.close();
+  });
+
+  it("an NPC is in the room's look and its speech comes as anyone's, in the text and in GMCP Comm.Channel.Text", async () => {
+    const name = uniqueName('Bargeman');
+    const { username, characterId } = await registerGuest(server, name);
+    await server.db('characters').where({ id: characterId }).update({ room_id: 'chandlers_row' });
+    client = await TelnetClient.connect(server.telnet!.port, { gmcp: ['Comm.Channel 1'] });
+    await client.read('Username: ');
+    client.line(`connect ${username} ${GOOD_PASSWORD}`);
+    await client.read('Type play');
+    client.line('play 1');
+    await client.read('[Exits]:');
+    client.line('east');
+    await client.read('[Also here]:');
+    await client.read('Maud the Barkeep says: Evening');
+    expect(await client.gmcpMessage('Comm.Channel.Text')).to.deep.include({ channel: 'say', talker: 'Maud the Barkeep' });
   });
 });
