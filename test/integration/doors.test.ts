@@ -4,9 +4,10 @@
  * shows it as its terminal renders any text. Each verb runs on both doors from the same state:
  * the game is reset between the two, and the same character plays, alone but for a listener.
  */
-import { describe, it, before, after } from 'mocha';
+import { describe, it, before } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
 import { TelnetClient } from '../helpers/telnet-client.ts';
 import { createUser, GOOD_PASSWORD, login } from '../helpers/accounts.ts';
 import { cmd, loginAs, registerGuest, resetGame, selectCharacter, uniqueName, wroteBehindServer } from '../helpers/players.ts';
@@ -17,7 +18,7 @@ const WIDTH = 1000;
 
 describe(`the doors answer alike (${DB_NAME})`, function () {
   this.timeout(120_000);
-  let server: TestServer;
+  const server = oneServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
   let username: string;
   let characterId: number;
   let listener: { name: string; username: string; characterId: number };
@@ -25,37 +26,33 @@ describe(`the doors answer alike (${DB_NAME})`, function () {
   const terminal = Object.assign(new Terminal(), { width: WIDTH, colour: false });
 
   before(async () => {
-    server = await startTestServer({ env: { MUD_TELNET_ENABLED: 'true', MUD_TELNET_PORT: '0' } });
     username = 'doormason';
-    await createUser(server, username, 'worldbuilder');
-    const session = await login(server, username);
-    const created = await server.post('/characters/create', { world_id: 'emberwick' }, { Authorization: `Bearer ${session}` });
+    await createUser(server(), username, 'worldbuilder');
+    const session = await login(server(), username);
+    const created = await server().post('/characters/create', { world_id: 'emberwick' }, { Authorization: `Bearer ${session}` });
     characterId = created.body.character_id as number;
     const name = uniqueName('Bert');
-    listener = { name, ...(await registerGuest(server, name)) };
-  });
-  after(async () => {
-    await server?.close();
+    listener = { name, ...(await registerGuest(server(), name)) };
   });
 
   /** The game as it starts: items where the world puts them, no chat, no sessions; the character at the spawn, its listener online beside it. */
   const fresh = async (): Promise<void> => {
-    await resetGame(server);
-    await server.db('characters').whereIn('id', [characterId, listener.characterId]).update({ room_id: 'lockkeepers_square' });
-    await selectCharacter(server, await loginAs(server, listener.username), listener.characterId);
-    await wroteBehindServer(server);
+    await resetGame(server());
+    await server().db('characters').whereIn('id', [characterId, listener.characterId]).update({ room_id: 'lockkeepers_square' });
+    await selectCharacter(server(), await loginAs(server(), listener.username), listener.characterId);
+    await wroteBehindServer(server());
   };
 
   const overHttp = async (line: string) => {
     await fresh();
-    const session = await login(server, username);
-    await selectCharacter(server, session, characterId);
-    return cmd({ server, name: '', username, characterId, sessionId: session }, line);
+    const session = await login(server(), username);
+    await selectCharacter(server(), session, characterId);
+    return cmd({ server: server(), name: '', username, characterId, sessionId: session }, line);
   };
 
   const overTelnet = async (line: string, expected: string): Promise<string> => {
     await fresh();
-    const client = await TelnetClient.connect(server.telnet!.port, { width: WIDTH });
+    const client = await TelnetClient.connect(server().telnet!.port, { width: WIDTH });
     try {
       await client.read('Username: ');
       client.line('colour off');
@@ -116,8 +113,8 @@ describe(`the doors answer alike (${DB_NAME})`, function () {
   });
 
   it('every verb a builder may use answers the same line alike on HTTP and telnet', async () => {
-    const session = await login(server, username);
-    const listed = (await server.get(`/commands/${session}`)).body.commands as Array<{ name: string }>;
+    const session = await login(server(), username);
+    const listed = (await server().get(`/commands/${session}`)).body.commands as Array<{ name: string }>;
     const samples = lines(listener.name);
     expect(listed.map((c) => c.name).filter((name) => samples[name] === undefined), 'a line for every verb').to.deep.equal([]);
     for (const { name } of listed) {

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createSchema, startTestServer, usePostgres, TestClock, type HttpResponse, type TestServer } from '../helpers/test-server.ts';
+import { twoInstances } from '../helpers/suite-servers.ts';
 import { createUser, login, sessionFor, sessionRow, GOOD_PASSWORD, OTHER_GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { uniqueName } from '../helpers/players.ts';
 import { worldsCopy } from '../helpers/worlds.ts';
@@ -168,21 +169,15 @@ describe(`hardening: accounts and sessions (${DB_NAME})`, () => {
   // maximum age
   // -------------------------------------------------------------------------------------
   describe('password changes and resets on two instances sharing one database', () => {
-    let one: TestServer;
-    let two: TestServer;
+    const servers = twoInstances();
     let su = '';
     before(async () => {
-      one = await startTestServer();
-      two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
+      const [one] = servers();
       su = await sessionFor(one, 'chief_su', 'superuser');
-    });
-    after(async () => {
-      // The second instance first: the first one's close() removes the database.
-      await two?.close();
-      await one?.close();
     });
 
     it("POST /change-password ends the account's other sessions on every instance; the current one stays", async () => {
+      const [one, two] = servers();
       await createUser(one, 'mover', 'player');
       const onOne = await login(one, 'mover');
       const current = await login(two, 'mover');
@@ -196,6 +191,7 @@ describe(`hardening: accounts and sessions (${DB_NAME})`, () => {
     });
 
     it("an admin reset ends every session of the target, on every instance, and none of the admin's", async () => {
+      const [one, two] = servers();
       await createUser(one, 'resetme', 'player');
       const sessions = [await login(one, 'resetme'), await login(two, 'resetme')];
       const res = await adminReset(two, su, 'resetme', OTHER_GOOD_PASSWORD);

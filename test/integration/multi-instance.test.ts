@@ -4,11 +4,12 @@
  * choice), so players on different instances see each other, hear each other and can never both
  * take one item.
  */
-import { describe, it, before, after, beforeEach } from 'mocha';
+import { describe, it, before, beforeEach } from 'mocha';
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { usePostgres, type TestServer } from '../helpers/test-server.ts';
+import { twoInstances } from '../helpers/suite-servers.ts';
 import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { cmd, newPlayer, okCmd, resetGame, statusOf, type Player } from '../helpers/players.ts';
@@ -61,27 +62,22 @@ async function emberwickItemCount(server: TestServer): Promise<number> {
 
 
 describe(`game on two instances sharing one database (${DB_NAME})`, function () {
-  let one: TestServer;
-  let two: TestServer;
+  const servers = twoInstances();
   let itemsAfterStart = -1;
   before(async () => {
-    one = await startTestServer();
-    two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
+    const [one] = servers();
     itemsAfterStart = await emberwickItemCount(one);
-  });
-  after(async () => {
-    // The second instance first: the first one's close() removes the database.
-    await two?.close();
-    await one?.close();
   });
 
   it('the world\'s items are placed once although two instances started on the database', async () => {
+    const [, two] = servers();
     expect(itemsAfterStart).to.equal(11);
     expect(await two.db('world_seeds').where({ world_id: WORLD_ID }).count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 1);
   });
 
   describe('players on different instances', () => {
     beforeEach(async () => {
+      const [one] = servers();
       await resetGame(one);
     });
 
@@ -94,6 +90,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
       });
 
     onPostgres('see each other in look, who and /status', async () => {
+      const [one, two] = servers();
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');
       await within2s(async () => expect(await okCmd(a, 'look')).to.include(`\n[Players here]:\n  - ${b.name}\n`));
@@ -114,6 +111,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
     });
 
     onPostgres('hear each other: say in the room, a yell from an adjoining room, a whisper', async () => {
+      const [one, two] = servers();
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');
       expect(await chatOf(b)).to.equal('[No messages in this room yet]');
@@ -130,6 +128,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
     });
 
     onPostgres('a session remembered by one instance follows what the other does within 2 s: move, role change, logout, kick, ban, expiry', async () => {
+      const [one, two] = servers();
       const boss = await sessionFor(two, `mi_boss${Date.now() % 100000}`, 'superuser');
       const onOne = (p: Player): Player => ({ ...p, server: one });
       const onTwo = (p: Player): Player => ({ ...p, server: two });
@@ -167,6 +166,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
     });
 
     onPostgres('activity recorded on one instance slides the expiry the other reads, once the first has written it', async () => {
+      const [one, two] = servers();
       const p = await newPlayer(one, 'Sly');
       const hours = (n: number) => n * 60 * 60_000;
       one.clock.advance(hours(7));
@@ -180,6 +180,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
     });
 
     onPostgres('an item dropped on one instance is in the room on the other', async () => {
+      const [one, two] = servers();
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');
       expect(await okCmd(b, 'look')).to.include('Canal Penny');
@@ -195,6 +196,7 @@ describe(`game on two instances sharing one database (${DB_NAME})`, function () 
     });
 
     it('race for one item through different instances: exactly one holder, five times over', async () => {
+      const [one, two] = servers();
       const a = await newPlayer(one, 'Anna');
       const b = await newPlayer(two, 'Bert');
       const names = itemNames();

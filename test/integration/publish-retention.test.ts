@@ -8,33 +8,28 @@ import { expect } from 'chai';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+import { twoInstances } from '../helpers/suite-servers.ts';
 import { sessionFor } from '../helpers/accounts.ts';
 
 const WORLD = 'emberwick';
 
 describe('publish retention on two instances sharing an exports folder (PostgreSQL)', () => {
-  before(function () {
-    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
-  });
   const exportsRoot = mkdtempSync(path.join(tmpdir(), 'mud-exports-'));
-  let one: TestServer;
-  let two: TestServer;
+  const servers = twoInstances({
+    env: { MUD_POLICY_EXPORTS_ROOT: exportsRoot, MUD_POLICY_MAX_CLIENT_PROFILES_PER_WORLD: '1', MUD_POLICY_MAX_ARTIFACTS_PER_SCOPE: '1' },
+    postgresOnly: true,
+  });
   let sid = '';
   before(async () => {
-    const env = { MUD_POLICY_EXPORTS_ROOT: exportsRoot, MUD_POLICY_MAX_CLIENT_PROFILES_PER_WORLD: '1', MUD_POLICY_MAX_ARTIFACTS_PER_SCOPE: '1' };
-    one = await startTestServer({ env });
-    two = await startTestServer({ env, shareDatabaseWith: one, clock: one.clock });
+    const [one] = servers();
     sid = await sessionFor(one, 'publisher', 'admin');
   });
-  after(async () => {
-    await two?.close();
-    await one?.close();
+  after(() => {
     rmSync(exportsRoot, { recursive: true, force: true });
   });
 
   it('concurrent publishes on both instances leave one client folder, whose latest.json names the last run and a file that exists', async () => {
+    const [one, two] = servers();
     const worldDir = path.join(exportsRoot, 'worlds', WORLD);
     for (let round = 0; round < 3; round++) {
       const answers = await Promise.all(
