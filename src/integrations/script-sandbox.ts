@@ -9,9 +9,10 @@
  * registry) survives into the next run; the only channel between runs is the `state` the host
  * passes in and saves.
  *
- * run() is synchronous: the main thread posts the run and waits on an Atomics signal, answering
- * the script's host calls (self.say, room.characters(), ...) as they come. The thread is what
- * makes the CPU limit hold: QuickJS's interrupt handler stops a script once its thread's CPU time
+ * run() posts the run and waits for its answer without blocking the main thread (Atomics.waitAsync
+ * on a shared signal), answering the script's host calls (self.say, room.characters(), ...) as
+ * they come, so a script that spins to its limit costs the instance's other requests no more than
+ * a thread sharing the core; a world's runs take turns. The thread is what makes the CPU limit hold: QuickJS's interrupt handler stops a script once its thread's CPU time
  * and its host calls reach cpuMs, but some built-ins run long without asking it (`new
  * Array(1e8).join('')` takes seconds in one call), so a run that has not answered KILL_SLACK_MS
  * after cpuMs (wall clock) has its thread terminated, and the sandbox is no longer healthy.
@@ -101,6 +102,11 @@ export interface WasmApi {
 }
 export const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
+/** Atomics.waitAsync (ES2024, in Node since 16), which the project's es2023 libs do not declare. */
+const waitAsync = (Atomics as unknown as {
+  waitAsync(array: Int32Array, index: number, value: number, timeout: number): { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
+}).waitAsync;
+
 export interface EngineData {
   /** The compiled QuickJS build (a WebAssembly.Module). */
   wasmModule: object;
@@ -184,6 +190,8 @@ export class WorldSandbox {
   #signal: Int32Array;
   #healthy = true;
   #running = false;
+  /** The runs waiting their turn: the engine runs one at a time. */
+  #turns: Promise<unknown> = Promise.resolve();
 
   private constructor(limits: SandboxLimits, worker: Worker, port: MessagePort, signal: Int32Array) {
     this.limits = limits;
@@ -227,10 +235,19 @@ export class WorldSandbox {
     return this.#healthy;
   }
 
-  /** Compiles without running: null when it compiles, else the message and line (1-based) of the first error. */
+  /**
+   * Compiles without running: null when it compiles, else the message and line (1-based) of the
+   * first error. Synchronous (the caller waits, at most cpuMs and the slack), so it is refused
+   * while a run is in flight: compile on a sandbox of its own.
+   */
   compile(source: string): { message: string; line: number | null } | null {
-    const outcome = this.#exchange({ type: 'compile', source, cpuMs: this.limits.cpuMs }, null);
-    return outcome.ok ? null : { message: outcome.error.message, line: outcome.error.line };
+    this.#begin();
+    try {
+      const outcome = this.#serve({ type: 'compile', source, cpuMs: this.limits.cpuMs }, null);
+      return outcome.ok ? null : { message: outcome.error.message, line: outcome.error.line };
+    } finally {
+      this.#running = false;
+    }
   }
 
   /**
@@ -239,9 +256,10 @@ export class WorldSandbox {
    * `state` is the script's global `state` (a plain object it changes in place). The outcome has
    * what the hook returned and the state as the run left it, or the error that ended the run.
    * A HostRefusal from an api function ends the run with kind 'limit'; any other error from one
-   * ends it and is thrown here once the engine has stopped.
+   * ends it and rejects the run once the engine has stopped. Runs of one sandbox take turns: one
+   * started while another runs (by a host function, say) starts when it ends.
    */
-  run(source: string, hook: string, args: unknown[], state: ScriptState, api: HostApi): RunOutcome {
+  run(source: string, hook: string, args: unknown[], state: ScriptState, api: HostApi): Promise<RunOutcome> {
     const globals: RunGlobals = {
       self: { id: api.self.id, name: api.self.name, moves: api.self.move !== undefined },
       room: { id: api.room.id, name: api.room.name },
@@ -250,7 +268,16 @@ export class WorldSandbox {
       args,
     };
     const request: EngineRequest = { type: 'run', source, hook, cpuMs: this.limits.cpuMs, globals: JSON.stringify(globals) };
-    return this.#exchange(request, api);
+    const turn = this.#turns.then(async () => {
+      this.#begin();
+      try {
+        return await this.#serveAsync(request, api);
+      } finally {
+        this.#running = false;
+      }
+    });
+    this.#turns = turn.catch(() => undefined);
+    return turn;
   }
 
   /** Ends the engine thread. */
@@ -265,23 +292,41 @@ export class WorldSandbox {
     void this.#worker.terminate();
   }
 
-  /**
-   * Posts a request and blocks until the engine answers it, serving its host calls meanwhile.
-   * An engine that has not answered KILL_SLACK_MS past cpuMs is killed.
-   */
-  #exchange(request: EngineRequest, api: HostApi | null): RunOutcome {
+  /** The engine is this request's: refused when broken, or busy (a compile during a run). */
+  #begin(): void {
     if (!this.#healthy) throw new Error('This script sandbox is broken or disposed; create a new one');
-    // A host function that runs another script of this world must wait until this run is over: the engine is busy with this one.
-    if (this.#running) throw new Error('A script sandbox runs one script at a time: a host function may not compile or run a script of its world');
+    if (this.#running) throw new Error('A script sandbox compiles only while it runs nothing: compile on a sandbox of its own');
     this.#running = true;
-    try {
-      return this.#serve(request, api);
-    } finally {
-      this.#running = false;
+  }
+
+  /** Posts a request and blocks until the engine answers it (see #answer). */
+  #serve(request: EngineRequest, api: HostApi | null): RunOutcome {
+    const exchange = this.#exchange(request, api);
+    for (;;) {
+      const step = exchange.next();
+      if (step.done) return step.value;
+      Atomics.wait(this.#signal, 0, step.value.seen, step.value.left);
     }
   }
 
-  #serve(request: EngineRequest, api: HostApi | null): RunOutcome {
+  /** Posts a request and waits, without blocking the thread, until the engine answers it (see #answer). */
+  async #serveAsync(request: EngineRequest, api: HostApi): Promise<RunOutcome> {
+    const exchange = this.#exchange(request, api);
+    for (;;) {
+      const step = exchange.next();
+      if (step.done) return step.value;
+      const waited = waitAsync(this.#signal, 0, step.value.seen, step.value.left);
+      if (waited.async) await waited.value;
+    }
+  }
+
+  /**
+   * One request to the engine: posts it, then serves its host calls until its answer. It yields
+   * whenever it must wait for the engine (the signal's value seen, and the time left), and the
+   * caller waits, blocking or not. An engine that has not answered KILL_SLACK_MS past cpuMs is
+   * killed.
+   */
+  *#exchange(request: EngineRequest, api: HostApi | null): Generator<{ seen: number; left: number }, RunOutcome> {
     const killAt = performance.now() + this.limits.cpuMs + KILL_SLACK_MS;
     let hostError: { error: unknown } | null = null;
     this.#port.postMessage(request);
@@ -295,7 +340,7 @@ export class WorldSandbox {
           if (hostError) throw hostError.error;
           return { ok: false, error: { kind: 'timeout', message: `The script did not stop at ${this.limits.cpuMs} ms of CPU time and was killed`, line: null } };
         }
-        Atomics.wait(this.#signal, 0, seen, left);
+        yield { seen, left };
         continue;
       }
       const message = received.message as EngineMessage;

@@ -51,9 +51,9 @@ function expectReturned(outcome: RunOutcome): unknown {
 }
 
 /** The sandbox runs a script after whatever came before. */
-function expectUsable(sandbox: WorldSandbox): void {
+async function expectUsable(sandbox: WorldSandbox): Promise<void> {
   expect(sandbox.healthy).to.equal(true);
-  expect(expectReturned(sandbox.run('function onLoad() { return [1, 2, 3].length; }', 'onLoad', [], {}, recordingHost().api))).to.equal(3);
+  expect(expectReturned(await sandbox.run('function onLoad() { return [1, 2, 3].length; }', 'onLoad', [], {}, recordingHost().api))).to.equal(3);
 }
 
 describe('WorldSandbox', () => {
@@ -75,7 +75,7 @@ describe('WorldSandbox', () => {
   });
 
   describe('scripts that behave', () => {
-    it('runs onSay with its actor and text: it says, returns true, and its state comes back for the next run', () => {
+    it('runs onSay with its actor and text: it says, returns true, and its state comes back for the next run', async () => {
       const { api, calls } = recordingHost();
       const source = `
         function onSay(actor, text) {
@@ -84,15 +84,15 @@ describe('WorldSandbox', () => {
           self.say(actor.name + ", the fare is two coins (asked " + state.asked + " times).");
           return true;
         }`;
-      const first = sandbox.run(source, 'onSay', ['what is the fare?'], { since: 'dawn' }, api);
+      const first = await sandbox.run(source, 'onSay', ['what is the fare?'], { since: 'dawn' }, api);
       expect(first).to.deep.equal({ ok: true, returned: true, state: { since: 'dawn', asked: 1 } });
-      const second = sandbox.run(source, 'onSay', ['the fare?'], first.ok ? first.state : {}, api);
+      const second = await sandbox.run(source, 'onSay', ['the fare?'], first.ok ? first.state : {}, api);
       expect(second).to.deep.equal({ ok: true, returned: true, state: { since: 'dawn', asked: 2 } });
-      expect(sandbox.run(source, 'onSay', ['hello'], { asked: 2 }, api)).to.deep.equal({ ok: true, returned: false, state: { asked: 2 } });
+      expect(await sandbox.run(source, 'onSay', ['hello'], { asked: 2 }, api)).to.deep.equal({ ok: true, returned: false, state: { asked: 2 } });
       expect(calls).to.deep.equal(['say("Ann, the fare is two coins (asked 1 times).")', 'say("Ann, the fare is two coins (asked 2 times).")']);
     });
 
-    it('hands every host function copies of the strings and numbers the script passed, and the script gets the answers', () => {
+    it('hands every host function copies of the strings and numbers the script passed, and the script gets the answers', async () => {
       const { api, calls } = recordingHost();
       const source = `
         function onCommand(actor, verb, args) {
@@ -109,7 +109,7 @@ describe('WorldSandbox', () => {
           self.say(verb + " " + args);
           return true;
         }`;
-      expect(expectReturned(sandbox.run(source, 'onCommand', ['pull', 'lever'], {}, api))).to.equal(true);
+      expect(expectReturned(await sandbox.run(source, 'onCommand', ['pull', 'lever'], {}, api))).to.equal(true);
       expect(calls).to.deep.equal([
         'emote("nods at Ann")',
         'move("north")',
@@ -125,85 +125,85 @@ describe('WorldSandbox', () => {
       ]);
     });
 
-    it('without an actor the hook gets only its arguments, `actor` is null, and an NPC-less self has no move', () => {
+    it('without an actor the hook gets only its arguments, `actor` is null, and an NPC-less self has no move', async () => {
       const { api } = recordingHost({ actor: false });
       delete api.self.move;
       const source = 'function bell(first) { return [String(actor), typeof self.move, first].join(","); }';
-      expect(expectReturned(sandbox.run(source, 'bell', ['dusk'], {}, api))).to.equal('null,undefined,dusk');
+      expect(expectReturned(await sandbox.run(source, 'bell', ['dusk'], {}, api))).to.equal('null,undefined,dusk');
     });
 
-    it('a script without the hook runs its top level only: returned is null, state as the top level left it', () => {
+    it('a script without the hook runs its top level only: returned is null, state as the top level left it', async () => {
       const { api, calls } = recordingHost();
-      expect(sandbox.run('state.loaded = true;', 'onEnter', [], { n: 1 }, api)).to.deep.equal({ ok: true, returned: null, state: { n: 1, loaded: true } });
+      expect(await sandbox.run('state.loaded = true;', 'onEnter', [], { n: 1 }, api)).to.deep.equal({ ok: true, returned: null, state: { n: 1, loaded: true } });
       expect(calls).to.deep.equal([]);
     });
 
-    it('an async hook: what it awaited runs in the same run, and its promise\'s value is returned', () => {
+    it('an async hook: what it awaited runs in the same run, and its promise\'s value is returned', async () => {
       const { api, calls } = recordingHost();
       const source = 'async function onSay(actor, text) { await null; self.say("later: " + text); return 7; }';
-      expect(expectReturned(sandbox.run(source, 'onSay', ['hi'], {}, api))).to.equal(7);
+      expect(expectReturned(await sandbox.run(source, 'onSay', ['hi'], {}, api))).to.equal(7);
       expect(calls).to.deep.equal(['say("later: hi")']);
     });
 
-    it('returns JSON primitives; objects and functions come back as null', () => {
+    it('returns JSON primitives; objects and functions come back as null', async () => {
       const { api } = recordingHost();
-      expect(expectReturned(sandbox.run('function f() { return { a: 1 }; }', 'f', [], {}, api))).to.equal(null);
-      expect(expectReturned(sandbox.run('function f() { return () => 1; }', 'f', [], {}, api))).to.equal(null);
-      expect(expectReturned(sandbox.run('function f() { return "text"; }', 'f', [], {}, api))).to.equal('text');
-      expect(expectReturned(sandbox.run('function f() { return 0 / 0; }', 'f', [], {}, api))).to.equal(null);
+      expect(expectReturned(await sandbox.run('function f() { return { a: 1 }; }', 'f', [], {}, api))).to.equal(null);
+      expect(expectReturned(await sandbox.run('function f() { return () => 1; }', 'f', [], {}, api))).to.equal(null);
+      expect(expectReturned(await sandbox.run('function f() { return "text"; }', 'f', [], {}, api))).to.equal('text');
+      expect(expectReturned(await sandbox.run('function f() { return 0 / 0; }', 'f', [], {}, api))).to.equal(null);
     });
   });
 
   describe('errors with their lines', () => {
-    it('compile: null for a script that compiles, without running any of it; else the first syntax error and its line', () => {
+    it('compile: null for a script that compiles, without running any of it; else the first syntax error and its line', async () => {
       expect(sandbox.compile('self.say("compiled, not run"); while (true) {}')).to.equal(null);
       const error = sandbox.compile('function onSay() {\n  let x = ;\n}');
       expect(error?.line).to.equal(2);
       expect(error?.message).to.match(/^SyntaxError: /);
     });
 
-    it('a run of a script that does not compile is a syntax error with its line, and runs nothing', () => {
+    it('a run of a script that does not compile is a syntax error with its line, and runs nothing', async () => {
       const { api, calls } = recordingHost();
-      const error = expectError(sandbox.run('self.say("top");\nfunction onSay() {\n  return (;\n}', 'onSay', [], {}, api), 'syntax');
+      const error = expectError(await sandbox.run('self.say("top");\nfunction onSay() {\n  return (;\n}', 'onSay', [], {}, api), 'syntax');
       expect(error.line).to.equal(3);
       expect(calls).to.deep.equal([]);
     });
 
-    it('a throw is kind thrown with its message and line; a TypeError of a host function is the script\'s own', () => {
+    it('a throw is kind thrown with its message and line; a TypeError of a host function is the script\'s own', async () => {
       const { api } = recordingHost();
-      const thrown = expectError(sandbox.run('\nfunction onSay() {\n\n  throw new Error("the ferry sank");\n}', 'onSay', [], {}, api), 'thrown');
+      const thrown = expectError(await sandbox.run('\nfunction onSay() {\n\n  throw new Error("the ferry sank");\n}', 'onSay', [], {}, api), 'thrown');
       expect(thrown).to.deep.equal({ kind: 'thrown', message: 'Error: the ferry sank', line: 4 });
-      expect(expectError(sandbox.run('function f() {\n  throw "plain";\n}', 'f', [], {}, api), 'thrown')).to.deep.include({ message: 'plain' });
+      expect(expectError(await sandbox.run('function f() {\n  throw "plain";\n}', 'f', [], {}, api), 'thrown')).to.deep.include({ message: 'plain' });
       const deep = 'function down(n) {\n  if (n === 0) throw new RangeError("at the bottom");\n  return down(n - 1);\n}\nfunction f() { return down(500); }';
-      expect(expectError(sandbox.run(deep, 'f', [], {}, api), 'thrown')).to.deep.equal({ kind: 'thrown', message: 'RangeError: at the bottom', line: 2 });
-      const typeError = expectError(sandbox.run('function f() {\n  every("soon", "bell");\n}', 'f', [], {}, api), 'thrown');
+      expect(expectError(await sandbox.run(deep, 'f', [], {}, api), 'thrown')).to.deep.equal({ kind: 'thrown', message: 'RangeError: at the bottom', line: 2 });
+      const typeError = expectError(await sandbox.run('function f() {\n  every("soon", "bell");\n}', 'f', [], {}, api), 'thrown');
       expect(typeError.message).to.equal("TypeError: every's first argument must be a finite number of seconds");
       expect(typeError.line).to.equal(2);
-      expect(expectReturned(sandbox.run('function f() { try { self.say({}); } catch (e) { return e.name; } }', 'f', [], {}, api))).to.equal('TypeError');
+      expect(expectReturned(await sandbox.run('function f() { try { self.say({}); } catch (e) { return e.name; } }', 'f', [], {}, api))).to.equal('TypeError');
     });
   });
 
   describe('hostile scripts', () => {
-    it('a busy loop is interrupted at cpuMs, and the sandbox runs the next script', () => {
-      expectError(sandbox.run('function onSay() { while (true) {} }', 'onSay', [], {}, recordingHost().api), 'timeout');
-      expectError(sandbox.run('function onSay() { for (;;) { try { while (true) {} } catch (e) {} } }', 'onSay', [], {}, recordingHost().api), 'timeout');
-      expectUsable(sandbox);
+    it('a busy loop is interrupted at cpuMs, and the sandbox runs the next script', async () => {
+      expectError(await sandbox.run('function onSay() { while (true) {} }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      expectError(await sandbox.run('function onSay() { for (;;) { try { while (true) {} } catch (e) {} } }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      await expectUsable(sandbox);
     });
 
-    it('an endless chain of promise jobs ends at cpuMs', () => {
-      expectError(sandbox.run('function again() { Promise.resolve().then(again); } function onSay() { again(); }', 'onSay', [], {}, recordingHost().api), 'timeout');
-      expectUsable(sandbox);
+    it('an endless chain of promise jobs ends at cpuMs', async () => {
+      expectError(await sandbox.run('function again() { Promise.resolve().then(again); } function onSay() { again(); }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      await expectUsable(sandbox);
     });
 
     it('a built-in that never checks the interrupt (join of a huge sparse array) is killed with its thread; a new sandbox runs', async () => {
       const victim = await fresh();
-      expectError(victim.run('function onSay() { return new Array(1e9).join("").length; }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      expectError(await victim.run('function onSay() { return new Array(1e9).join("").length; }', 'onSay', [], {}, recordingHost().api), 'timeout');
       expect(victim.healthy).to.equal(false);
-      expect(() => victim.run('1', 'f', [], {}, recordingHost().api)).to.throw(/broken or disposed/);
-      expectUsable(await fresh());
+      await victim.run('1', 'f', [], {}, recordingHost().api).then(() => expect.fail('ran'), (error: Error) => expect(error.message).to.match(/broken or disposed/));
+      await expectUsable(await fresh());
     });
 
-    it('a host function called in a tight loop ends the run at cpuMs, the host\'s CPU time counted', () => {
+    it('a host function called in a tight loop ends the run at cpuMs, the host\'s CPU time counted', async () => {
       let calls = 0;
       const { api } = recordingHost({
         characters: () => {
@@ -214,17 +214,17 @@ describe('WorldSandbox', () => {
           return [];
         },
       });
-      expectError(sandbox.run('function onSay() { for (;;) { try { room.characters(); } catch (e) {} } }', 'onSay', [], {}, api), 'timeout');
+      expectError(await sandbox.run('function onSay() { for (;;) { try { room.characters(); } catch (e) {} } }', 'onSay', [], {}, api), 'timeout');
       expect(calls).to.be.within(1, LIMITS.cpuMs / 10 + 1);
-      expectUsable(sandbox);
+      await expectUsable(sandbox);
     });
 
-    it('a say flood in a tight loop, catching everything, still ends at cpuMs', () => {
+    it('a say flood in a tight loop, catching everything, still ends at cpuMs', async () => {
       let says = 0;
       const { api } = recordingHost({ say: () => void (says += 1) });
-      expectError(sandbox.run('function onSay() { for (;;) { try { self.say("spam"); } catch (e) {} } }', 'onSay', [], {}, api), 'timeout');
+      expectError(await sandbox.run('function onSay() { for (;;) { try { self.say("spam"); } catch (e) {} } }', 'onSay', [], {}, api), 'timeout');
       expect(says).to.be.greaterThan(0);
-      expectUsable(sandbox);
+      await expectUsable(sandbox);
     });
 
     for (const [bomb, source] of [
@@ -236,16 +236,16 @@ describe('WorldSandbox', () => {
     ] as const) {
       it(`a memory bomb (${bomb}) ends for lack of memory, within the world's memory, and the broken sandbox is replaced`, async () => {
         const bombed = await fresh(BOMB_LIMITS);
-        expectError(bombed.run(source, 'onSay', [], {}, recordingHost().api), 'memory');
+        expectError(await bombed.run(source, 'onSay', [], {}, recordingHost().api), 'memory');
         expect(bombed.healthy).to.equal(false);
       });
     }
 
     it('after the memory bombs a new sandbox runs', async () => {
-      expectUsable(await fresh(BOMB_LIMITS));
+      await expectUsable(await fresh(BOMB_LIMITS));
     });
 
-    it('deep recursion ends as a limit (stack overflow), through functions, getters, toString and the parser alike', () => {
+    it('deep recursion ends as a limit (stack overflow), through functions, getters, toString and the parser alike', async () => {
       const { api } = recordingHost();
       for (const source of [
         'function down(n) { return down(n + 1) + 1; } function onSay() { return down(0); }',
@@ -254,13 +254,13 @@ describe('WorldSandbox', () => {
         'function onSay() { return eval("(".repeat(5000) + "1" + ")".repeat(5000)); }',
         'function onSay() { return [1].map(onSay); }',
       ]) {
-        const error = expectError(sandbox.run(source, 'onSay', [], {}, api), 'limit');
+        const error = expectError(await sandbox.run(source, 'onSay', [], {}, api), 'limit');
         expect(error.message).to.match(/stack overflow/);
-        expectUsable(sandbox);
+        await expectUsable(sandbox);
       }
     });
 
-    it('no host object is reachable: the globals are the standard built-ins and the script API, and Function reaches only them', () => {
+    it('no host object is reachable: the globals are the standard built-ins and the script API, and Function reaches only them', async () => {
       const { api } = recordingHost();
       const standard = [
         'AggregateError', 'Array', 'ArrayBuffer', 'BigInt', 'BigInt64Array', 'BigUint64Array', 'Boolean', 'DataView', 'Date', 'Error',
@@ -270,7 +270,7 @@ describe('WorldSandbox', () => {
         'Uint16Array', 'Uint32Array', 'Uint8Array', 'Uint8ClampedArray', 'WeakMap', 'WeakRef', 'WeakSet', 'decodeURI', 'decodeURIComponent',
         'encodeURI', 'encodeURIComponent', 'escape', 'eval', 'globalThis', 'isFinite', 'isNaN', 'parseFloat', 'parseInt', 'undefined', 'unescape',
       ];
-      const globals = expectReturned(sandbox.run('function f() { return Reflect.ownKeys(globalThis).map(String).sort().join(","); }', 'f', [], {}, api));
+      const globals = expectReturned(await sandbox.run('function f() { return Reflect.ownKeys(globalThis).map(String).sort().join(","); }', 'f', [], {}, api));
       expect(String(globals).split(',')).to.have.members([...standard, 'self', 'room', 'actor', 'state', 'every', 'after', 'cancel', 'random', 'f', 'Symbol(Symbol.toStringTag)']);
       const escapes = `
         function f() {
@@ -280,12 +280,12 @@ describe('WorldSandbox', () => {
           const hosts = [typeof process, typeof require, typeof module, typeof fetch, typeof setTimeout, typeof console, typeof WebAssembly, typeof Atomics, typeof host];
           return [viaSay, viaObject, viaFunction, hosts.join(" ")].join("|");
         }`;
-      expect(expectReturned(sandbox.run(escapes, 'f', [], {}, api))).to.equal(
+      expect(expectReturned(await sandbox.run(escapes, 'f', [], {}, api))).to.equal(
         'undefinedundefinedundefined|true|true|undefined undefined undefined undefined undefined undefined undefined undefined undefined',
       );
     });
 
-    it('what a run changes (prototypes, built-ins, globals, the objects passed in, pending jobs) reaches neither the next run nor the host', () => {
+    it('what a run changes (prototypes, built-ins, globals, the objects passed in, pending jobs) reaches neither the next run nor the host', async () => {
       const { api, calls } = recordingHost();
       const polluter = `
         Object.prototype.polluted = "yes";
@@ -296,28 +296,28 @@ describe('WorldSandbox', () => {
         globalThis.leftBehind = "yes";
         Promise.resolve().then(() => new Promise(() => {}));
         function onSay(actor) { actor.tell = null; self.say = null; new Promise(() => {}); return ({}).polluted; }`;
-      expect(expectReturned(sandbox.run(polluter, 'onSay', [], {}, api))).to.equal('yes');
+      expect(expectReturned(await sandbox.run(polluter, 'onSay', [], {}, api))).to.equal('yes');
       const inspector = `
         function onSay(actor) {
           actor.tell("still mine");
           return [typeof ({}).polluted, typeof self.fromSelf, typeof actor.fromActor, typeof [].push, JSON.parse("{}").hijacked, typeof leftBehind].join(",");
         }`;
-      expect(expectReturned(sandbox.run(inspector, 'onSay', [], {}, api))).to.equal('undefined,undefined,undefined,function,,undefined');
+      expect(expectReturned(await sandbox.run(inspector, 'onSay', [], {}, api))).to.equal('undefined,undefined,undefined,function,,undefined');
       expect(calls).to.deep.equal(['tell("still mine")']);
       expect(({} as Record<string, unknown>)['polluted']).to.equal(undefined);
       expect(Object.keys(api.self)).to.deep.equal(['id', 'name', 'say', 'emote', 'move']);
     });
 
-    it('state is read by the realm\'s own JSON.stringify, whatever the script replaced, and cannot be replaced itself', () => {
+    it('state is read by the realm\'s own JSON.stringify, whatever the script replaced, and cannot be replaced itself', async () => {
       const { api } = recordingHost();
       const source = `
         JSON.stringify = () => '{"forged":true}';
         Object.prototype.toJSON = undefined;
         function onSay() { state.kept = 1; state = { replaced: true }; }`;
-      expect(sandbox.run(source, 'onSay', [], { was: 0 }, api)).to.deep.equal({ ok: true, returned: null, state: { was: 0, kept: 1 } });
+      expect(await sandbox.run(source, 'onSay', [], { was: 0 }, api)).to.deep.equal({ ok: true, returned: null, state: { was: 0, kept: 1 } });
     });
 
-    it('a say of a 10 MB string is refused at textCharacters, even when the script catches it and tries again', () => {
+    it('a say of a 10 MB string is refused at textCharacters, even when the script catches it and tries again', async () => {
       const { api, calls } = recordingHost();
       const source = `
         function onSay() {
@@ -326,13 +326,13 @@ describe('WorldSandbox', () => {
           try { self.say(text); } catch (e) {}
           self.say("after the refusal");
         }`;
-      const error = expectError(sandbox.run(source, 'onSay', [], {}, api), 'limit');
+      const error = expectError(await sandbox.run(source, 'onSay', [], {}, api), 'limit');
       expect(error.message).to.equal("self.say's text was 10485760 characters long; at most 2000 are taken");
       expect(calls).to.deep.equal([]);
-      expectUsable(sandbox);
+      await expectUsable(sandbox);
     });
 
-    it('a HostRefusal ends the run as a limit, even when the script catches it; any other host error is thrown by run()', () => {
+    it('a HostRefusal ends the run as a limit, even when the script catches it; any other host error is thrown by run()', async () => {
       let says = 0;
       const refusing = recordingHost({
         say: () => {
@@ -341,40 +341,40 @@ describe('WorldSandbox', () => {
         },
       });
       const flood = 'function onSay() { for (let i = 0; i < 100; i++) { try { self.say("again"); } catch (e) {} } return true; }';
-      expect(expectError(sandbox.run(flood, 'onSay', [], {}, refusing.api), 'limit').message).to.equal('Too many actions in one run (3 at most)');
+      expect(expectError(await sandbox.run(flood, 'onSay', [], {}, refusing.api), 'limit').message).to.equal('Too many actions in one run (3 at most)');
       expect(says).to.equal(4);
       const failing = recordingHost({
         say: () => {
           throw new Error('the database is gone');
         },
       });
-      expect(() => sandbox.run('function onSay() { try { self.say("x"); } catch (e) {} return true; }', 'onSay', [], {}, failing.api)).to.throw('the database is gone');
-      expectUsable(sandbox);
+      await sandbox.run('function onSay() { try { self.say("x"); } catch (e) {} return true; }', 'onSay', [], {}, failing.api).then(() => expect.fail('ran'), (error: Error) => expect(error.message).to.equal('the database is gone'));
+      await expectUsable(sandbox);
     });
 
-    it('state past its cap is refused by its size as UTF-8 JSON', () => {
+    it('state past its cap is refused by its size as UTF-8 JSON', async () => {
       const { api } = recordingHost();
-      expectError(sandbox.run('function onSay() { state.big = "x".repeat(20000); }', 'onSay', [], {}, api), 'state_too_large');
+      expectError(await sandbox.run('function onSay() { state.big = "x".repeat(20000); }', 'onSay', [], {}, api), 'state_too_large');
       // 9,000 characters but 18,000 bytes.
-      expectError(sandbox.run('function onSay() { state.big = "é".repeat(9000); }', 'onSay', [], {}, api), 'state_too_large');
-      expect(expectReturned(sandbox.run('function onSay() { state.big = "x".repeat(16000); return true; }', 'onSay', [], {}, api))).to.equal(true);
+      expectError(await sandbox.run('function onSay() { state.big = "é".repeat(9000); }', 'onSay', [], {}, api), 'state_too_large');
+      expect(expectReturned(await sandbox.run('function onSay() { state.big = "x".repeat(16000); return true; }', 'onSay', [], {}, api))).to.equal(true);
     });
 
-    it('state that is not a plain object as JSON is an error, and its toJSON cannot act', () => {
+    it('state that is not a plain object as JSON is an error, and its toJSON cannot act', async () => {
       const { api, calls } = recordingHost();
-      expect(expectError(sandbox.run('function onSay() { state.toJSON = () => [1, 2]; }', 'onSay', [], {}, api), 'thrown').message).to.equal('state must stay a plain object');
-      expect(expectError(sandbox.run('function onSay() { state.self = state; }', 'onSay', [], {}, api), 'thrown').message).to.match(/^state cannot be saved as JSON: TypeError/);
-      expectError(sandbox.run('function onSay() { state.toJSON = () => { self.say("from toJSON"); return {}; }; }', 'onSay', [], {}, api), 'thrown');
-      expectError(sandbox.run('function onSay() { state.toJSON = () => { for (;;) {} }; }', 'onSay', [], {}, api), 'thrown');
+      expect(expectError(await sandbox.run('function onSay() { state.toJSON = () => [1, 2]; }', 'onSay', [], {}, api), 'thrown').message).to.equal('state must stay a plain object');
+      expect(expectError(await sandbox.run('function onSay() { state.self = state; }', 'onSay', [], {}, api), 'thrown').message).to.match(/^state cannot be saved as JSON: TypeError/);
+      expectError(await sandbox.run('function onSay() { state.toJSON = () => { self.say("from toJSON"); return {}; }; }', 'onSay', [], {}, api), 'thrown');
+      expectError(await sandbox.run('function onSay() { state.toJSON = () => { for (;;) {} }; }', 'onSay', [], {}, api), 'thrown');
       expect(calls).to.deep.equal([]);
-      expectUsable(sandbox);
+      await expectUsable(sandbox);
     });
 
-    it('a thrown value whose message never returns still ends the run, as thrown', () => {
+    it('a thrown value whose message never returns still ends the run, as thrown', async () => {
       const { api } = recordingHost();
-      expectError(sandbox.run('function onSay() { throw { get message() { for (;;) {} } }; }', 'onSay', [], {}, api), 'thrown');
-      expectError(sandbox.run('function onSay() { throw new Proxy({}, { get() { self.say("from a trap"); return "x"; } }); }', 'onSay', [], {}, api), 'thrown');
-      expectUsable(sandbox);
+      expectError(await sandbox.run('function onSay() { throw { get message() { for (;;) {} } }; }', 'onSay', [], {}, api), 'thrown');
+      expectError(await sandbox.run('function onSay() { throw new Proxy({}, { get() { self.say("from a trap"); return "x"; } }); }', 'onSay', [], {}, api), 'thrown');
+      await expectUsable(sandbox);
     });
   });
 
@@ -387,27 +387,42 @@ describe('WorldSandbox', () => {
       }
     });
 
-    it('runs one script at a time: a host function that runs another script of the world gets an error, which run() throws', () => {
-      let inner: unknown = null;
+    it('runs one script at a time: a run a host function starts waits for the run that started it', async () => {
+      const order: string[] = [];
+      let inner: Promise<unknown> | null = null;
+      const { api } = recordingHost({
+        say: (text) => {
+          order.push(`outer says ${text}`);
+          inner = sandbox.run('function onSay() { self.say("inner"); }', 'onSay', [], {}, recordingHost({ say: (t) => order.push(`inner says ${t}`) }).api);
+        },
+      });
+      expectReturned(await sandbox.run('function onSay() { self.say("wake the others"); return 1; }', 'onSay', [], {}, api));
+      order.push('outer ended');
+      await inner;
+      expect(order).to.deep.equal(['outer says wake the others', 'outer ended', 'inner says inner']);
+      await expectUsable(sandbox);
+    });
+
+    it('compiles only while it runs nothing: a compile during a run is refused', async () => {
+      let refused: unknown = null;
       const { api } = recordingHost({
         say: () => {
           try {
-            sandbox.run('function onSay() {}', 'onSay', [], {}, recordingHost().api);
+            sandbox.compile('1');
           } catch (error) {
-            inner = error;
-            throw error;
+            refused = error;
           }
         },
       });
-      expect(() => sandbox.run('function onSay() { try { self.say("wake the others"); } catch (e) {} }', 'onSay', [], {}, api)).to.throw(/one script at a time/);
-      expect(inner).to.be.instanceOf(Error);
-      expectUsable(sandbox);
+      await sandbox.run('function onSay() { self.say("compile now"); }', 'onSay', [], {}, api);
+      expect(String(refused)).to.match(/compiles only while it runs nothing/);
+      await expectUsable(sandbox);
     });
 
     it('a sandbox disposed by a host function during a run ends the run at once', async () => {
       const doomed = await fresh();
       const { api } = recordingHost({ say: () => doomed.dispose() });
-      expect(() => doomed.run('function onSay() { self.say("bye"); }', 'onSay', [], {}, api)).to.throw(/disposed by a host function/);
+      await doomed.run('function onSay() { self.say("bye"); }', 'onSay', [], {}, api).then(() => expect.fail('ran'), (error: Error) => expect(error.message).to.match(/disposed by a host function/));
       expect(doomed.healthy).to.equal(false);
     });
 

@@ -403,7 +403,7 @@ export class ScriptService {
     };
     const sandbox = await this.sandboxOf(worldId);
     const started = performance.now();
-    ran.outcome = sandbox.run(owner.script.source, hook, args, state, api);
+    ran.outcome = await sandbox.run(owner.script.source, hook, args, state, api);
     this.counters.runSeconds += (performance.now() - started) / 1000;
     return ran;
   }
