@@ -403,6 +403,18 @@ describe('WorldSandbox', () => {
       await expectUsable(sandbox);
     });
 
+    it('does not block the main thread while a script runs: a busy loop to its limit lets timers of the host fire', async () => {
+      const busy = await fresh();
+      const ticks: number[] = [];
+      const ticking = setInterval(() => ticks.push(performance.now()), 5);
+      try {
+        expectError(await busy.run('function onSay() { for (;;) {} }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      } finally {
+        clearInterval(ticking);
+      }
+      expect(ticks.length, 'host timers fired during the run').to.be.at.least(2);
+    });
+
     it('compiles only while it runs nothing: a compile during a run is refused', async () => {
       let refused: unknown = null;
       const { api } = recordingHost({
