@@ -31,8 +31,9 @@ export function oneServer(options: OneServerOptions = {}): () => TestServer {
 
 export interface TwoInstancesOptions extends TestServerOptions {
   /**
-   * Skip the suite on SQLite: one instance serves an SQLite file, so what only a second
-   * instance on the database shows runs in the PostgreSQL run (docs/decisions.md).
+   * Skip the suite on SQLite, which serves one instance (its bus is in-process; docs/decisions.md,
+   * "Running several instances"): what needs the instances to hear each other runs in the
+   * PostgreSQL run.
    */
   postgresOnly?: boolean;
 }

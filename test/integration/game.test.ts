@@ -10,13 +10,14 @@
  * Expected room texts are built from the world files themselves (worlds/emberwick), not from
  * the server's loader, so a broken exit or item in the shipped world fails here.
  */
-import { describe, it, before, after, beforeEach } from 'mocha';
+import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { cmd, loginAs, newPlayer, okCmd, registerGuest, resetGame, selectCharacter, statusOf, uniqueName, wroteBehindServer, type Player } from '../helpers/players.ts';
+import { oneServer } from '../helpers/suite-servers.ts';
+import { cmd, loginAs, newPlayer, okCmd, registerGuest, selectCharacter, statusOf, uniqueName, wroteBehindServer, type Player } from '../helpers/players.ts';
 
 const DB_NAME = usePostgres ? 'PostgreSQL' : 'SQLite';
 const WORLD_ID = 'emberwick';
@@ -193,25 +194,16 @@ describe('game: the demo world files', () => {
 // ---------------------------------------------------------------------------------------
 
 describe(`game (${DB_NAME})`, function () {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
-  beforeEach(async () => {
-    await resetGame(server);
-  });
+  const server = oneServer({ reset: true });
 
   describe('preconditions', () => {
     it('a session without a character gets 409 on /command, /status and /chat', async () => {
-      const { username } = await registerGuest(server, uniqueName('Unbound'));
-      const sid = await loginAs(server, username);
+      const { username } = await registerGuest(server(), uniqueName('Unbound'));
+      const sid = await loginAs(server(), username);
       const results = [
-        await server.post('/command', { session_id: sid, command: 'look' }),
-        await server.get(`/status/${sid}`),
-        await server.get(`/chat/${sid}`),
+        await server().post('/command', { session_id: sid, command: 'look' }),
+        await server().get(`/status/${sid}`),
+        await server().get(`/chat/${sid}`),
       ];
       for (const res of results) {
         expect(res.status, res.text).to.equal(409);
@@ -222,9 +214,9 @@ describe(`game (${DB_NAME})`, function () {
     it('an invalid session gets 401 on /command, /status and /chat', async () => {
       const bogus = '0b6c4a1e-9f0d-4a2b-8c3d-5e6f7a8b9c0d';
       const results = [
-        await server.post('/command', { session_id: bogus, command: 'look' }),
-        await server.get(`/status/${bogus}`),
-        await server.get(`/chat/${bogus}`),
+        await server().post('/command', { session_id: bogus, command: 'look' }),
+        await server().get(`/status/${bogus}`),
+        await server().get(`/chat/${bogus}`),
       ];
       for (const res of results) {
         expect(res.status, res.text).to.equal(401);
@@ -233,11 +225,11 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('a logged-out session gets 401', async () => {
-      const p = await newPlayer(server);
-      expect((await server.post('/logout', { session_id: p.sessionId })).status).to.equal(200);
-      expect((await server.post('/command', { session_id: p.sessionId, command: 'look' })).status).to.equal(401);
-      expect((await server.get(`/status/${p.sessionId}`)).status).to.equal(401);
-      expect((await server.get(`/chat/${p.sessionId}`)).status).to.equal(401);
+      const p = await newPlayer(server());
+      expect((await server().post('/logout', { session_id: p.sessionId })).status).to.equal(200);
+      expect((await server().post('/command', { session_id: p.sessionId, command: 'look' })).status).to.equal(401);
+      expect((await server().get(`/status/${p.sessionId}`)).status).to.equal(401);
+      expect((await server().get(`/chat/${p.sessionId}`)).status).to.equal(401);
     });
   });
 
@@ -259,7 +251,7 @@ describe(`game (${DB_NAME})`, function () {
     ];
     for (const [verb, direction, from, to] of moves) {
       it(`${verb} moves ${direction} (${from} → ${to}) and describes the new room`, async () => {
-        const p = await newPlayer(server, 'Walker', from);
+        const p = await newPlayer(server(), 'Walker', from);
         await expectReply(p, verb, true, `You move ${direction}.\n${lookText(to)}`);
         expect((await statusOf(p)).current_room).to.equal(to);
         expect(await look(p)).to.equal(lookText(to));
@@ -270,21 +262,21 @@ describe(`game (${DB_NAME})`, function () {
       // The ledge has only a way down; the square has no way down.
       const from = direction === 'down' ? 'lockkeepers_square' : 'weathercock_ledge';
       it(`${verb} without a ${direction} exit: "You cannot move ${direction} from here." and no move`, async () => {
-        const p = await newPlayer(server, 'Blocked', from);
+        const p = await newPlayer(server(), 'Blocked', from);
         await expectReply(p, verb, false, `You cannot move ${direction} from here.`);
         expect((await statusOf(p)).current_room).to.equal(from);
       });
     }
 
     it('verbs are case-insensitive and take an optional slash; w is west even with arguments', async () => {
-      const p = await newPlayer(server, 'Walker');
+      const p = await newPlayer(server(), 'Walker');
       await expectReply(p, '/NORTH', true, `You move north.\n${lookText('ropewalk_bridge')}`);
       await expectReply(p, '  /S  ', true, `You move south.\n${lookText('lockkeepers_square')}`);
       await expectReply(p, 'w Somebody hello', true, `You move west.\n${lookText('tinkers_wharf')}`);
     });
 
     it('the slag chute is one-way: down into the slag pool, no way back up', async () => {
-      const p = await newPlayer(server, 'Slider', 'slag_chute');
+      const p = await newPlayer(server(), 'Slider', 'slag_chute');
       await expectReply(p, 'down', true, `You move down.\n${lookText('slag_pool')}`);
       await expectReply(p, 'up', false, 'You cannot move up from here.');
     });
@@ -292,7 +284,7 @@ describe(`game (${DB_NAME})`, function () {
 
   describe('look', () => {
     it('look and l describe the spawn room exactly: items, exits in JSON order, no players when alone', async () => {
-      const p = await newPlayer(server, 'Looker');
+      const p = await newPlayer(server(), 'Looker');
       const expected = `\n=== Lockkeeper's Square ===\n${room('lockkeepers_square').description}\n\n[Items here]:\n  - Canal Penny\n\n[Exits]:\n  - north: Ropewalk Bridge\n  - east: Chandler's Row\n  - west: Tinker's Wharf\n`;
       expect(lookText('lockkeepers_square')).to.equal(expected);
       await expectReply(p, 'look', true, expected);
@@ -301,32 +293,32 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('a room without items has no [Items here] section; cross-zone exits name the room', async () => {
-      const p = await newPlayer(server, 'Looker', 'foundry_gate');
+      const p = await newPlayer(server(), 'Looker', 'foundry_gate');
       const text = await look(p);
       expect(text).to.equal(`\n=== Foundry Gate ===\n${room('foundry_gate').description}\n\n[Exits]:\n  - south: Ropewalk Bridge\n  - north: Casting Floor\n`);
     });
 
     it('[Players here] lists the other active players in the room, not the viewer and not players elsewhere', async () => {
-      const a = await newPlayer(server, 'Ada');
-      const b = await newPlayer(server, 'Bram');
-      const c = await newPlayer(server, 'Cora');
-      await newPlayer(server, 'Elsewhere', 'ropewalk_bridge');
+      const a = await newPlayer(server(), 'Ada');
+      const b = await newPlayer(server(), 'Bram');
+      const c = await newPlayer(server(), 'Cora');
+      await newPlayer(server(), 'Elsewhere', 'ropewalk_bridge');
       // A character with no session is not present.
-      await registerGuest(server, uniqueName('Offline'));
+      await registerGuest(server(), uniqueName('Offline'));
       expect(await look(a)).to.equal(lookText('lockkeepers_square', { players: [b.name, c.name].sort() }));
       expect(await look(b)).to.equal(lookText('lockkeepers_square', { players: [a.name, c.name].sort() }));
       // After B leaves, A no longer sees B.
       await okCmd(b, 'north');
       expect(await look(a)).to.equal(lookText('lockkeepers_square', { players: [c.name] }));
       // A logged-out player is gone too.
-      expect((await server.post('/logout', { session_id: c.sessionId })).status).to.equal(200);
+      expect((await server().post('/logout', { session_id: c.sessionId })).status).to.equal(200);
       expect(await look(a)).to.equal(lookText('lockkeepers_square'));
     });
   });
 
   describe('inventory, get, drop', () => {
     it('inventory, inv and i: empty, then one line per item', async () => {
-      const p = await newPlayer(server, 'Holder');
+      const p = await newPlayer(server(), 'Holder');
       for (const verb of ['inventory', 'inv', 'i', '/INV']) await expectReply(p, verb, true, 'Your inventory is empty.');
       await okCmd(p, 'get Canal Penny');
       await okCmd(p, 'north');
@@ -335,40 +327,40 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('get matches the whole name ignoring case; the item leaves the room and is in the inventory', async () => {
-      const p = await newPlayer(server, 'Taker');
-      const other = await newPlayer(server, 'Watcher');
+      const p = await newPlayer(server(), 'Taker');
+      const other = await newPlayer(server(), 'Watcher');
       await expectReply(p, 'get canal PENNY', true, 'You picked up the Canal Penny.');
       expect(await look(p)).to.equal(lookText('lockkeepers_square', { items: [], players: [other.name] }));
       expect(await look(other)).to.equal(lookText('lockkeepers_square', { items: [], players: [p.name] }));
       await expectReply(p, 'inventory', true, 'Your inventory:\n  - Canal Penny\n');
-      expect(await itemRows(server, 'canal_penny')).to.deep.equal([{ room_id: null, character_id: p.characterId }]);
+      expect(await itemRows(server(), 'canal_penny')).to.deep.equal([{ room_id: null, character_id: p.characterId }]);
       // It is gone: nobody can take it again.
       await expectReply(p, 'get Canal Penny', false, "There is no 'Canal Penny' here.");
       await expectReply(other, 'take canal penny', false, "There is no 'canal penny' here.");
     });
 
     it('take is get; a word of the name or its start will do (issue 35), an id or a longer name will not; the argument is echoed as typed', async () => {
-      const p = await newPlayer(server, 'Taker', 'chandlers_row');
+      const p = await newPlayer(server(), 'Taker', 'chandlers_row');
       await expectReply(p, 'take tallow_candle', false, "There is no 'tallow_candle' here.");
       await expectReply(p, 'take Tallow Candles', false, "There is no 'Tallow Candles' here.");
       await expectReply(p, 'take Candle Tallow', false, "There is no 'Candle Tallow' here.");
       await expectReply(p, 'get Pewter Tankard', false, "There is no 'Pewter Tankard' here.");
       await expectReply(p, 'TAKE tallow', true, 'You picked up the Tallow Candle.');
-      expect(await itemRows(server, 'tallow_candle')).to.deep.equal([{ room_id: null, character_id: p.characterId }]);
+      expect(await itemRows(server(), 'tallow_candle')).to.deep.equal([{ room_id: null, character_id: p.characterId }]);
     });
 
     it('get and take without an argument: "Get what?"', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       for (const c of ['get', 'take', '/get   ', 'TAKE']) await expectReply(p, c, false, 'Get what?');
     });
 
     it('drop puts the item into the current room, where others see it and can take it', async () => {
-      const p = await newPlayer(server, 'Dropper');
+      const p = await newPlayer(server(), 'Dropper');
       await okCmd(p, 'get Canal Penny');
       await okCmd(p, 'north');
       await expectReply(p, 'drop CANAL penny', true, 'You dropped the Canal Penny.');
       await expectReply(p, 'inventory', true, 'Your inventory is empty.');
-      expect(await itemRows(server, 'canal_penny')).to.deep.equal([{ room_id: 'ropewalk_bridge', character_id: null }]);
+      expect(await itemRows(server(), 'canal_penny')).to.deep.equal([{ room_id: 'ropewalk_bridge', character_id: null }]);
       // Listed on the bridge (after the bridge's own coil or before it; the order is not specified), not back in the square.
       const bridge = await look(p);
       const orders = [
@@ -376,16 +368,16 @@ describe(`game (${DB_NAME})`, function () {
         lookText('ropewalk_bridge', { items: ['Canal Penny', 'Hemp Rope Coil'] }),
       ];
       expect(orders).to.include(bridge);
-      const other = await newPlayer(server, 'Finder');
+      const other = await newPlayer(server(), 'Finder');
       expect(await look(other)).to.equal(lookText('lockkeepers_square', { items: [] }));
       await expectReply(other, 'get Canal Penny', false, "There is no 'Canal Penny' here.");
       await okCmd(other, 'north');
       await expectReply(other, 'get canal penny', true, 'You picked up the Canal Penny.');
-      expect(await itemRows(server, 'canal_penny')).to.deep.equal([{ room_id: null, character_id: other.characterId }]);
+      expect(await itemRows(server(), 'canal_penny')).to.deep.equal([{ room_id: null, character_id: other.characterId }]);
     });
 
     it('drop of something not held: "You don\'t have a \'<x>\'." and "Drop what?" without an argument', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       await expectReply(p, 'drop Canal Penny', false, "You don't have a 'Canal Penny'.");
       await okCmd(p, 'get Canal Penny');
       await expectReply(p, 'drop Penny Canal', false, "You don't have a 'Penny Canal'.");
@@ -393,15 +385,15 @@ describe(`game (${DB_NAME})`, function () {
       await expectReply(p, '/drop  ', false, 'Drop what?');
       await expectReply(p, 'drop canal penny', true, 'You dropped the Canal Penny.');
       await expectReply(p, 'drop canal penny', false, "You don't have a 'canal penny'.");
-      expect(await itemRows(server, 'canal_penny')).to.deep.equal([{ room_id: 'lockkeepers_square', character_id: null }]);
+      expect(await itemRows(server(), 'canal_penny')).to.deep.equal([{ room_id: 'lockkeepers_square', character_id: null }]);
     });
 
     it('two players racing for one item: exactly one gets it, five times over', async () => {
-      const a = await newPlayer(server, 'Racer');
-      const b = await newPlayer(server, 'Racer');
+      const a = await newPlayer(server(), 'Racer');
+      const b = await newPlayer(server(), 'Racer');
       const items = ['canal_penny', 'hemp_coil', 'tallow_candle', 'pewter_tankard', 'tin_whistle'];
       // Arrangement: gather the five items in the square.
-      await server.db('item_instances').where({ world_id: WORLD_ID }).whereIn('item_id', items).update({ room_id: 'lockkeepers_square', character_id: null });
+      await server().db('item_instances').where({ world_id: WORLD_ID }).whereIn('item_id', items).update({ room_id: 'lockkeepers_square', character_id: null });
       const won = new Map<number, string[]>([
         [a.characterId, []],
         [b.characterId, []],
@@ -413,7 +405,7 @@ describe(`game (${DB_NAME})`, function () {
         expect(winners, `${name}: ${JSON.stringify(replies)}`).to.have.length(1);
         expect(winners[0]!.message).to.equal(`You picked up the ${name}.`);
         expect(replies.find((r) => !r.success)!.message).to.equal(`There is no '${name}' here.`);
-        const rows = await itemRows(server, itemId);
+        const rows = await itemRows(server(), itemId);
         expect(rows).to.have.length(1);
         expect(rows[0]!.room_id).to.equal(null);
         const holder = replies[0]!.success ? a.characterId : b.characterId;
@@ -430,9 +422,9 @@ describe(`game (${DB_NAME})`, function () {
 
   describe('say, yell, whisper', () => {
     it('say and chat speak to the room, HTML-escaped; the room hears it, other rooms do not', async () => {
-      const a = await newPlayer(server, 'Speaker');
-      const b = await newPlayer(server, 'Listener');
-      const far = await newPlayer(server, 'Far', 'ropewalk_bridge');
+      const a = await newPlayer(server(), 'Speaker');
+      const b = await newPlayer(server(), 'Listener');
+      const far = await newPlayer(server(), 'Far', 'ropewalk_bridge');
       await expectReply(a, 'say Hello   There', true, 'You say: Hello   There');
       await expectReply(b, 'chat <b>&\'"', true, 'You say: &lt;b&gt;&amp;&#x27;&quot;');
       const expected = chatText([
@@ -442,7 +434,7 @@ describe(`game (${DB_NAME})`, function () {
       expect((await chat(a)).chat).to.equal(expected);
       expect((await chat(b)).chat).to.equal(expected);
       expect(await chat(far)).to.deep.equal({ chat: '[No messages in this room yet]', messages: [] });
-      const stored = await server.db('chat_messages').where({ world_id: WORLD_ID }).orderBy('id').select('message', 'room_id', 'channel');
+      const stored = await server().db('chat_messages').where({ world_id: WORLD_ID }).orderBy('id').select('message', 'room_id', 'channel');
       expect(stored).to.deep.equal([
         { message: 'Hello   There', room_id: 'lockkeepers_square', channel: 'say' },
         { message: '&lt;b&gt;&amp;&#x27;&quot;', room_id: 'lockkeepers_square', channel: 'say' },
@@ -450,16 +442,16 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('say and chat without a message: "Say what?"', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       for (const c of ['say', 'chat', '/say   ', 'CHAT']) await expectReply(p, c, false, 'Say what?');
       expect((await chat(p)).messages).to.deep.equal([]);
     });
 
     it('yell reaches the room and the rooms its exits lead to, not a room that only exits into it', async () => {
-      const yeller = await newPlayer(server, 'Yeller', 'slag_pool');
-      const beside = await newPlayer(server, 'Beside', 'slag_pool');
-      const adjoining = await newPlayer(server, 'Culvert', 'flooded_culvert');
-      const above = await newPlayer(server, 'Chute', 'slag_chute');
+      const yeller = await newPlayer(server(), 'Yeller', 'slag_pool');
+      const beside = await newPlayer(server(), 'Beside', 'slag_pool');
+      const adjoining = await newPlayer(server(), 'Culvert', 'flooded_culvert');
+      const above = await newPlayer(server(), 'Chute', 'slag_chute');
       await expectReply(yeller, 'yell Help <me>!', true, 'You yell: Help &lt;me&gt;!');
       const heard = chatText([[yeller.name, '[YELL] Help &lt;me&gt;!']]);
       expect((await chat(yeller)).chat).to.equal(heard);
@@ -470,10 +462,10 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('a yell crosses zone borders (stored under the resolved room)', async () => {
-      const yeller = await newPlayer(server, 'Yeller', 'ropewalk_bridge');
-      const gate = await newPlayer(server, 'Gate', 'foundry_gate');
-      const square = await newPlayer(server, 'Square');
-      const wharf = await newPlayer(server, 'Wharf', 'tinkers_wharf');
+      const yeller = await newPlayer(server(), 'Yeller', 'ropewalk_bridge');
+      const gate = await newPlayer(server(), 'Gate', 'foundry_gate');
+      const square = await newPlayer(server(), 'Square');
+      const wharf = await newPlayer(server(), 'Wharf', 'tinkers_wharf');
       await expectReply(yeller, 'yell Anyone?', true, 'You yell: Anyone?');
       const heard = chatText([[yeller.name, '[YELL] Anyone?']]);
       expect((await chat(gate)).chat).to.equal(heard);
@@ -482,17 +474,17 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('yell without a message: "Yell what?"', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       await expectReply(p, 'yell', false, 'Yell what?');
       await expectReply(p, '/YELL  ', false, 'Yell what?');
     });
 
     it('whisper: usage messages, unknown, offline and elsewhere targets', async () => {
-      const sender = await newPlayer(server, 'Osk');
-      const target = await newPlayer(server, 'Mara');
-      const away = await newPlayer(server, 'Away', 'ropewalk_bridge');
+      const sender = await newPlayer(server(), 'Osk');
+      const target = await newPlayer(server(), 'Mara');
+      const away = await newPlayer(server(), 'Away', 'ropewalk_bridge');
       const offlineName = uniqueName('Ghost');
-      await registerGuest(server, offlineName);
+      await registerGuest(server(), offlineName);
       await expectReply(sender, 'whisper', false, `Whisper to whom? ${WHISPER_USAGE}`);
       await expectReply(sender, '/whisper   ', false, `Whisper to whom? ${WHISPER_USAGE}`);
       await expectReply(sender, 'whisper Nobody', false, `Whisper what? ${WHISPER_USAGE}`);
@@ -503,13 +495,13 @@ describe(`game (${DB_NAME})`, function () {
       await expectReply(sender, `whisper ${offlineName.toLowerCase()} boo`, false, `Player '${offlineName}' is not online.`);
       await expectReply(sender, `whisper ${away.name} boo`, false, `Player '${away.name}' is not in this room.`);
       // None of that was stored.
-      expect(await server.db('chat_messages').count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 0);
+      expect(await server().db('chat_messages').count({ n: '*' }).first()).to.satisfy((r: { n: number | string }) => Number(r.n) === 0);
     });
 
     it('whisper to a two-word name reaches only the recipient and the sender, escaped', async () => {
-      const sender = await newPlayer(server, 'Osk');
-      const target = await newPlayer(server, 'Mara');
-      const third = await newPlayer(server, 'Wren');
+      const sender = await newPlayer(server(), 'Osk');
+      const target = await newPlayer(server(), 'Mara');
+      const third = await newPlayer(server(), 'Wren');
       expect(target.name.split(' ')).to.have.length(2);
       await expectReply(sender, `whisper ${target.name} psst  <i>it's</i>`, true, `You whisper to ${target.name}: psst  &lt;i&gt;it&#x27;s&lt;/i&gt;`);
       const text = `[WHISPER: ${sender.name} \u2192 ${target.name}] psst  &lt;i&gt;it&#x27;s&lt;/i&gt;`;
@@ -532,14 +524,14 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('whispering to yourself is allowed', async () => {
-      const p = await newPlayer(server, 'Lonely');
+      const p = await newPlayer(server(), 'Lonely');
       await expectReply(p, `whisper ${p.name} note to self`, true, `You whisper to ${p.name}: note to self`);
     });
   });
 
   describe('recall, who, help, unknown, empty', () => {
     it('recall, flee and scurry return to the zone spawn point', async () => {
-      const p = await newPlayer(server, 'Homer');
+      const p = await newPlayer(server(), 'Homer');
       await expectReply(p, 'recall', true, 'You are already at the spawn point.');
       await okCmd(p, 'north');
       await expectReply(p, 'recall', true, `You recall to The Canal Quarter's spawn point.\n${lookText('lockkeepers_square')}`);
@@ -556,15 +548,15 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('who: "No other players online." alone; the other active players otherwise, caller excluded', async () => {
-      const a = await newPlayer(server, 'Alone');
+      const a = await newPlayer(server(), 'Alone');
       await expectReply(a, 'who', true, 'No other players online.');
       // Characters without a session, and sessions without a character, are not players online.
-      await registerGuest(server, uniqueName('Offline'));
-      const { username } = await registerGuest(server, uniqueName('Unbound'));
-      await loginAs(server, username);
+      await registerGuest(server(), uniqueName('Offline'));
+      const { username } = await registerGuest(server(), uniqueName('Unbound'));
+      await loginAs(server(), username);
       await expectReply(a, 'who', true, 'No other players online.');
-      const b = await newPlayer(server, 'Bee', 'weathercock_ledge');
-      const c = await newPlayer(server, 'Cee');
+      const b = await newPlayer(server(), 'Bee', 'weathercock_ledge');
+      const c = await newPlayer(server(), 'Cee');
       const reply = await cmd(a, '/WHO');
       expect(reply.success).to.equal(true);
       const [head, ...lines] = reply.message.split('\n');
@@ -573,12 +565,12 @@ describe(`game (${DB_NAME})`, function () {
       const fromB = await okCmd(b, 'who');
       expect(fromB.split('\n').slice(1).sort()).to.deep.equal([` - ${a.name}`, ` - ${c.name}`].sort());
       // Logging out takes a player off the list.
-      await server.post('/logout', { session_id: c.sessionId });
+      await server().post('/logout', { session_id: c.sessionId });
       await expectReply(a, 'who', true, `Active players:\n - ${b.name}`);
     });
 
     it('help and ? list every verb and alias of the specification, without kick', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       const text = await okCmd(p, 'help');
       expect(await okCmd(p, '?')).to.equal(text);
       expect(await okCmd(p, '/HELP')).to.equal(text);
@@ -623,7 +615,7 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('an unknown verb: "Unknown command: <verb>. ..." with the verb lower-cased and one slash removed; kick is unknown', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       await expectReply(p, 'dance wildly', false, "Unknown command: dance. Type 'help' for available commands.");
       await expectReply(p, '/DANCE', false, "Unknown command: dance. Type 'help' for available commands.");
       await expectReply(p, '//look', false, "Unknown command: /look. Type 'help' for available commands.");
@@ -632,27 +624,27 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('an empty command, or a slash alone: "Enter a command."', async () => {
-      const p = await newPlayer(server);
+      const p = await newPlayer(server());
       for (const c of ['', '   ', '/', '/   ', ' \t/ ']) await expectReply(p, c, false, 'Enter a command.');
     });
   });
 
   describe('/status and /chat', () => {
     it('/status: every active player of the world sorted (caller included), the room id and the inventory text', async () => {
-      const a = await newPlayer(server, 'Zed');
-      const b = await newPlayer(server, 'Amy', 'bell_chamber');
-      const c = await newPlayer(server, 'Mia');
-      await registerGuest(server, uniqueName('Offline'));
+      const a = await newPlayer(server(), 'Zed');
+      const b = await newPlayer(server(), 'Amy', 'bell_chamber');
+      const c = await newPlayer(server(), 'Mia');
+      await registerGuest(server(), uniqueName('Offline'));
       const all = [a.name, b.name, c.name].sort();
       expect(await statusOf(a)).to.deep.equal({ active_players: all, linkdead_players: [], current_room: 'lockkeepers_square', inventory: 'Your inventory is empty.' });
       await okCmd(b, 'get bell winding key');
       expect(await statusOf(b)).to.deep.equal({ active_players: all, linkdead_players: [], current_room: 'bell_chamber', inventory: 'Your inventory:\n  - Bell Winding Key\n' });
-      await server.post('/logout', { session_id: c.sessionId });
+      await server().post('/logout', { session_id: c.sessionId });
       expect((await statusOf(a)).active_players).to.deep.equal([a.name, b.name].sort());
     });
 
     it('/chat: empty, then the last 20 messages oldest first, as text and structured', async () => {
-      const p = await newPlayer(server, 'Chatter');
+      const p = await newPlayer(server(), 'Chatter');
       expect(await chat(p)).to.deep.equal({ chat: '[No messages in this room yet]', messages: [] });
       for (let i = 1; i <= 25; i++) await okCmd(p, `say message ${i}`);
       const seen = await chat(p);
@@ -670,8 +662,8 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('/chat follows the character: after moving it shows the new room\'s messages', async () => {
-      const p = await newPlayer(server, 'Mover');
-      const q = await newPlayer(server, 'Bridge', 'ropewalk_bridge');
+      const p = await newPlayer(server(), 'Mover');
+      const q = await newPlayer(server(), 'Bridge', 'ropewalk_bridge');
       await okCmd(p, 'say down here');
       await okCmd(q, 'say up here');
       expect((await chat(p)).chat).to.equal(chatText([[p.name, 'down here']]));
@@ -683,24 +675,24 @@ describe(`game (${DB_NAME})`, function () {
     });
 
     it('an expired session\'s character disappears from who, status and look', async () => {
-      const stale = await newPlayer(server, 'Stale');
-      const fresh = await newPlayer(server, 'Fresh');
+      const stale = await newPlayer(server(), 'Stale');
+      const fresh = await newPlayer(server(), 'Fresh');
       expect((await statusOf(fresh)).active_players).to.deep.equal([stale.name, fresh.name].sort());
-      server.clock.advance(300 * MINUTE);
+      server().clock.advance(300 * MINUTE);
       // Only fresh's own request slides fresh's expiry; who and status read it once written.
       expect((await statusOf(fresh)).active_players).to.deep.equal([stale.name, fresh.name].sort());
-      await server.services.sessions.flushActivity();
-      server.clock.advance(200 * MINUTE);
+      await server().services.sessions.flushActivity();
+      server().clock.advance(200 * MINUTE);
       await expectReply(fresh, 'who', true, 'No other players online.');
       expect((await statusOf(fresh)).active_players).to.deep.equal([fresh.name]);
       expect(await look(fresh)).to.equal(lookText('lockkeepers_square'));
-      expect((await server.get(`/status/${stale.sessionId}`)).status).to.equal(401);
+      expect((await server().get(`/status/${stale.sessionId}`)).status).to.equal(401);
     });
   });
 
   describe('the whole demo world', () => {
     it('a fresh character walks every room and picks up all 11 items', async () => {
-      const p = await newPlayer(server, 'Explorer');
+      const p = await newPlayer(server(), 'Explorer');
       const visited: string[] = [];
       const collected: string[] = [];
       const visit = async (description: string): Promise<void> => {
@@ -731,7 +723,7 @@ describe(`game (${DB_NAME})`, function () {
       expect(inventory.startsWith('Your inventory:\n')).to.equal(true);
       expect(inventory.split('\n').slice(1, -1).map((l) => l.slice(4)).sort()).to.deep.equal(allItems);
       expect((await statusOf(p)).current_room).to.equal(WORLD.spawnRoom);
-      const held = await server.db('item_instances').where({ world_id: WORLD_ID, character_id: p.characterId }).count({ n: '*' }).first();
+      const held = await server().db('item_instances').where({ world_id: WORLD_ID, character_id: p.characterId }).count({ n: '*' }).first();
       expect(Number(held!.n)).to.equal(11);
     });
   });

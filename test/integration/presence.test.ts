@@ -6,10 +6,10 @@
  * request. POST /characters/deselect leaves at once. The admin session listing shows who is
  * connected. Across instances on PostgreSQL, the streams of one instance count on the other.
  */
-import { describe, it, before, after, beforeEach, afterEach } from 'mocha';
+import { describe, it, beforeEach, afterEach } from 'mocha';
 import { expect } from 'chai';
-import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+import { usePostgres } from '../helpers/test-server.ts';
+import { oneServer, twoInstances } from '../helpers/suite-servers.ts';
 import { cmd, loginAs, newPlayer, okCmd, resetGame, selectCharacter, statusOf, type Player } from '../helpers/players.ts';
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { sessionFor } from '../helpers/accounts.ts';
@@ -23,7 +23,7 @@ const LINKDEAD_MS = 300_000;
 const SETTLE_MS = 5000;
 
 describe(`presence means connected (${DB_NAME})`, function () {
-  let server: TestServer;
+  const server = oneServer({ reset: true });
   let admin: string;
   const open: SseStream[] = [];
   const listen = async (player: Player): Promise<SseStream> => {
@@ -33,30 +33,23 @@ describe(`presence means connected (${DB_NAME})`, function () {
     return stream;
   };
   const sessionRowOf = async (player: Player) => {
-    const res = await server.get('/admin/database/sessions', { authorization: `Bearer ${admin}` });
+    const res = await server().get('/admin/database/sessions', { authorization: `Bearer ${admin}` });
     expect(res.status, res.text).to.equal(200);
     return (res.body.sessions as Array<{ character_name: string | null; open_streams: number; connected: boolean; away: boolean }>).find((r) => r.character_name === player.name);
   };
 
-  before(async () => {
-    server = await startTestServer();
-  });
-  after(async () => {
-    await server?.close();
-  });
   beforeEach(async () => {
-    await resetGame(server);
-    admin = await sessionFor(server, `pr_admin${Date.now() % 1_000_000}`, 'superuser');
+    admin = await sessionFor(server(), `pr_admin${Date.now() % 1_000_000}`, 'superuser');
   });
   afterEach(() => {
     open.splice(0).forEach((s) => s.close());
   });
 
   it('without a stream: connected for idle_seconds after a request, then link-dead in who and the room (still in /status); a request connects it again', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`);
-    server.clock.advance(IDLE_MS + 1000);
+    server().clock.advance(IDLE_MS + 1000);
     expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name} (link-dead)`);
     expect(await okCmd(a, 'look')).to.include(`[Players here]:\n  - ${b.name} (link-dead)\n`);
     expect(await okCmd(a, `examine ${b.name}`)).to.equal(`${b.name} is here.\n${b.name} is link-dead: their player is away.\nThey carry nothing.`);
@@ -68,12 +61,12 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it('an open event stream keeps a character connected; closing it makes it link-dead at once', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     const stream = await listen(b);
     await eventually(async () => expect((await sessionRowOf(b))?.open_streams).to.equal(1), SETTLE_MS);
-    server.clock.advance(IDLE_MS + 1000);
-    await server.services.streams.renewLeases();
+    server().clock.advance(IDLE_MS + 1000);
+    await server().services.streams.renewLeases();
     expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name}`);
     expect(await sessionRowOf(b)).to.include({ open_streams: 1, connected: true, away: false });
     stream.close();
@@ -82,9 +75,9 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it("a streaming character's requests after idle_seconds tell no instance anything (it was connected all along); after its stream closes, they connect it", async () => {
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     const connections: string[] = [];
-    server.services.events.subscribe((event) => {
+    server().services.events.subscribe((event) => {
       if (event.type === 'connection') connections.push(event.worldId);
     });
     const stream = await listen(b);
@@ -92,10 +85,10 @@ describe(`presence means connected (${DB_NAME})`, function () {
     // The stream's opening is told (on PostgreSQL heard back a moment after its lease is written).
     await eventually(async () => expect(connections).to.include('emberwick'), SETTLE_MS);
     connections.length = 0;
-    server.clock.advance(IDLE_MS + 1000);
-    await server.services.streams.renewLeases();
+    server().clock.advance(IDLE_MS + 1000);
+    await server().services.streams.renewLeases();
     await okCmd(b, 'look');
-    await server.services.sessions.flushActivity();
+    await server().services.sessions.flushActivity();
     expect(connections, 'a connection event makes every instance reload the world\'s list').to.deep.equal([]);
 
     stream.close();
@@ -108,8 +101,8 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it('the tab closed: link-dead at once although the last request was recent; opening a stream again connects it', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     (await listen(b)).close();
     await eventually(async () => expect(await okCmd(a, 'who')).to.equal(`Active players:\n - ${b.name} (link-dead)`), SETTLE_MS);
     await listen(b);
@@ -117,12 +110,12 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it('link-dead past linkdead_seconds: leaves the lists (leave, presence offline), the session stays valid, and its next request brings it back', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     const watcher = await listen(a);
     await eventually(async () => expect((await sessionRowOf(a))?.open_streams).to.equal(1), SETTLE_MS);
-    server.clock.advance(LINKDEAD_MS + 1000);
-    expect(await server.services.sweepLinkdead()).to.equal(1);
+    server().clock.advance(LINKDEAD_MS + 1000);
+    expect(await server().services.sweepLinkdead()).to.equal(1);
     expect((await watcher.nextOf('leave')).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'logout' });
     expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: b.name, online: false });
     expect(await okCmd(a, 'who')).to.equal('No other players online.');
@@ -130,7 +123,7 @@ describe(`presence means connected (${DB_NAME})`, function () {
     expect((await statusOf(a)).active_players).to.deep.equal([a.name]);
     expect(await sessionRowOf(b)).to.include({ connected: false, away: true });
     // Anna, watching, was never swept; a second sweep finds nobody.
-    expect(await server.services.sweepLinkdead()).to.equal(0);
+    expect(await server().services.sweepLinkdead()).to.equal(0);
     // Bert returns: his session still works, and he arrives again.
     expect((await statusOf(b)).current_room).to.equal(SPAWN);
     expect((await watcher.nextOf('arrive')).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'login' });
@@ -140,13 +133,13 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it('a character with a second, connected session is not swept away with the idle one', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     const watcher = await listen(a);
-    server.clock.advance(LINKDEAD_MS + 1000);
-    const second = await loginAs(server, b.username);
-    await selectCharacter(server, second, b.characterId);
-    expect(await server.services.sweepLinkdead()).to.equal(1);
+    server().clock.advance(LINKDEAD_MS + 1000);
+    const second = await loginAs(server(), b.username);
+    await selectCharacter(server(), second, b.characterId);
+    expect(await server().services.sweepLinkdead()).to.equal(1);
     // Anna's own say comes after anything the sweep told.
     await okCmd(a, 'say still here?');
     const told = await watcher.until('chat', (e) => e.data.text === 'still here?');
@@ -155,47 +148,38 @@ describe(`presence means connected (${DB_NAME})`, function () {
   });
 
   it('POST /characters/deselect: the character leaves at once, the session stays logged in, selecting again arrives', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
     const watcher = await listen(a);
-    const res = await server.post('/characters/deselect', { session_id: b.sessionId });
+    const res = await server().post('/characters/deselect', { session_id: b.sessionId });
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.deep.equal({ success: true, message: `${b.name} leaves the world.` });
     expect((await watcher.nextOf('leave')).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'logout' });
     expect((await watcher.nextOf('presence')).data).to.deep.equal({ character: b.name, online: false });
     expect(await okCmd(a, 'who')).to.equal('No other players online.');
-    const noCharacter = await server.post('/command', { session_id: b.sessionId, command: 'look' });
+    const noCharacter = await server().post('/command', { session_id: b.sessionId, command: 'look' });
     expect(noCharacter.status).to.equal(409);
-    const again = await server.post('/characters/deselect', {}, { authorization: `Bearer ${b.sessionId}` });
+    const again = await server().post('/characters/deselect', {}, { authorization: `Bearer ${b.sessionId}` });
     expect(again.status).to.equal(409);
     expect(again.body.detail).to.equal('No character selected for session. Select a character first.');
-    expect((await server.get('/characters', { authorization: `Bearer ${b.sessionId}` })).status).to.equal(200);
-    await selectCharacter(server, b.sessionId, b.characterId);
+    expect((await server().get('/characters', { authorization: `Bearer ${b.sessionId}` })).status).to.equal(200);
+    await selectCharacter(server(), b.sessionId, b.characterId);
     expect((await watcher.nextOf('arrive')).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'login' });
     expect((await cmd(b, 'look')).success).to.equal(true);
   });
 
   it('POST /characters/deselect without a valid session: 401', async () => {
-    const res = await server.post('/characters/deselect', { session_id: '00000000-0000-4000-8000-000000000000' });
+    const res = await server().post('/characters/deselect', { session_id: '00000000-0000-4000-8000-000000000000' });
     expect(res.status).to.equal(401);
   });
 });
 
 describe(`presence across two instances (${DB_NAME})`, function () {
-  let one: TestServer;
-  let two: TestServer;
-  before(async function () {
-    // One SQLite instance per database file: its bus is in-process (docs/decisions.md).
-    if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
-    one = await startTestServer();
-    two = await startTestServer({ shareDatabaseWith: one, clock: one.clock });
-  });
-  after(async () => {
-    await two?.close();
-    await one?.close();
-  });
+  // One SQLite instance per database file: its bus is in-process (docs/decisions.md).
+  const servers = twoInstances({ postgresOnly: true });
 
   it("a stream on instance B keeps its character connected on A; its close makes it link-dead on A; A's sweep sends it away, a request on B brings it back", async () => {
+    const [one, two] = servers();
     await resetGame(one);
     const a = await newPlayer(one, 'Anna', SPAWN);
     const b = await newPlayer(two, 'Bert', SPAWN);
@@ -229,22 +213,16 @@ describe(`presence across two instances (${DB_NAME})`, function () {
 
 describe(`the link-dead sweep on its own schedule (${DB_NAME})`, function () {
   const LINKDEAD_SECONDS = 20;
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ env: { MUD_PRESENCE_IDLE_SECONDS: '5', MUD_PRESENCE_LINKDEAD_SECONDS: String(LINKDEAD_SECONDS) } });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = oneServer({ env: { MUD_PRESENCE_IDLE_SECONDS: '5', MUD_PRESENCE_LINKDEAD_SECONDS: String(LINKDEAD_SECONDS) } });
 
   it('sends a character link-dead past linkdead_seconds away with nobody calling the sweep: it runs every tenth of linkdead_seconds', async () => {
-    const a = await newPlayer(server, 'Anna', SPAWN);
-    const b = await newPlayer(server, 'Bert', SPAWN);
-    const watcher = await openStream(`${server.url}/events/${a.sessionId}`);
+    const a = await newPlayer(server(), 'Anna', SPAWN);
+    const b = await newPlayer(server(), 'Bert', SPAWN);
+    const watcher = await openStream(`${server().url}/events/${a.sessionId}`);
     try {
       expect(watcher.status).to.equal(200);
-      await eventually(async () => expect(Number((await server.db('event_stream_leases').count({ n: '*' }).first())?.n)).to.equal(1), SETTLE_MS);
-      server.clock.advance((LINKDEAD_SECONDS + 1) * 1000);
+      await eventually(async () => expect(Number((await server().db('event_stream_leases').count({ n: '*' }).first())?.n)).to.equal(1), SETTLE_MS);
+      server().clock.advance((LINKDEAD_SECONDS + 1) * 1000);
       // The sweep runs every 2 s here (a tenth of 20 s): 6 s are three chances, and less than
       // linkdead_seconds, so a sweep less often than that would miss them all.
       expect((await watcher.nextOf('leave', 6000)).data).to.deep.equal({ character: b.name, room_id: SPAWN, direction: null, cause: 'logout' });
