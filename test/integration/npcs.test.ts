@@ -175,8 +175,10 @@ describe(`NPCs and scripts (${DB_NAME})`, function () {
     const broken = await cmd(mason, '@npc script pip function onSay( { self.say("hi"); }');
     expect(broken.success).to.equal(false);
     expect(broken.message).to.match(/^The script does not compile \(line 1\): /);
-    expect(await okCmd(mason, '@npc script pip function onSay(actor, text) { if (text === "boom") nothing(); else self.say("Hi, " + actor.name + "!"); }')).to.equal('Pip the Boy has a new script.');
+    expect(await okCmd(mason, '@npc script pip function onSay(actor, text) { if (text === "boom") nothing(); else if (text === "who") self.say(room.characters().join(",") + "/" + room.npcs().join(",")); }')).to.equal('Pip the Boy has a new script.');
     expect(await okCmd(mason, '@npc')).to.contain('  - pip_the_boy: Pip the Boy (scripted)');
+    await okCmd(mason, 'say who');
+    await eventually(async () => expect((await server.db('chat_messages').where({ npc_id: 'pip_the_boy' }).select('message')).map((r: { message: string }) => r.message)).to.deep.equal([`${mason.name}/Pip the Boy`]), 5000);
     await okCmd(mason, 'say boom');
     await eventually(async () => expect(await okCmd(mason, '@script errors')).to.match(/npc:pip_the_boy onSay line 1: thrown: ReferenceError: .*nothing/), 5000);
     expect((await cmd(mason, '@npc script pip')).message).to.equal('Usage: @npc script <npc> <code>');

@@ -19,6 +19,8 @@ export class NpcPlaces {
   private readonly clock: Clock;
   /** World → NPC id → room id. */
   private readonly places = new Map<string, Map<string, string>>();
+  /** World → room id → the ids of the NPCs there (the same places, by room: a room's NPCs are read on every look). */
+  private readonly byRoom = new Map<string, Map<string, Set<string>>>();
   private readonly loads = new Map<string, Promise<Map<string, string>>>();
 
   constructor(repo: NpcRepository, worlds: WorldCatalog, bus: EventBus, clock: Clock) {
@@ -36,7 +38,8 @@ export class NpcPlaces {
     const world = this.worlds.get(worldId);
     if (!world) return [];
     const places = await this.of(worldId);
-    return [...places].filter(([, at]) => at === roomId).flatMap(([id]) => world.npcs.get(id) ?? []).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const here = this.byRoom.get(worldId)?.get(roomId) ?? new Set([...places].filter(([, at]) => at === roomId).map(([id]) => id));
+    return [...here].flatMap((id) => world.npcs.get(id) ?? []).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   /** Where an NPC stands. */
@@ -73,17 +76,39 @@ export class NpcPlaces {
     }
     // NPCs deleted by builders keep no place.
     for (const id of [...places.keys()]) if (!world.npcs.has(id)) places.delete(id);
-    if (this.bus.connected()) this.places.set(worldId, places);
+    if (this.bus.connected()) {
+      this.places.set(worldId, places);
+      const rooms = new Map<string, Set<string>>();
+      for (const [id, roomId] of places) place(rooms, id, roomId);
+      this.byRoom.set(worldId, rooms);
+    }
     return places;
   }
 
   private heard(event: BusEvent): void {
     if (event.type === 'npc.move') {
       const places = this.places.get(event.worldId);
-      if (!places) return;
+      const rooms = this.byRoom.get(event.worldId);
+      if (!places || !rooms) return;
+      const was = places.get(event.npcId);
+      if (was !== undefined) rooms.get(was)?.delete(event.npcId);
       if (event.to === null) places.delete(event.npcId);
-      else places.set(event.npcId, event.to);
-    } else if (event.type === 'world.changed') this.places.delete(event.worldId);
-    else if (event.type === 'reconnected') this.places.clear();
+      else {
+        places.set(event.npcId, event.to);
+        place(rooms, event.npcId, event.to);
+      }
+    } else if (event.type === 'world.changed') {
+      this.places.delete(event.worldId);
+      this.byRoom.delete(event.worldId);
+    } else if (event.type === 'reconnected') {
+      this.places.clear();
+      this.byRoom.clear();
+    }
   }
+}
+
+function place(rooms: Map<string, Set<string>>, npcId: string, roomId: string): void {
+  let here = rooms.get(roomId);
+  if (!here) rooms.set(roomId, (here = new Set()));
+  here.add(npcId);
 }

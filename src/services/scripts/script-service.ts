@@ -358,12 +358,13 @@ export class ScriptService {
       const periodMs = Math.round(seconds * 1000);
       ran.timers.push({ kind: 'set', timer: { owner: owner.key, name: String(name), dueAt: this.d.clock().getTime() + periodMs, periodMs: every ? periodMs : null } });
     };
-    const names = async () => ({
-      characters: room ? (await this.d.game.state.activeInRoom(worldId, room.id, this.d.clock())).map((c) => c.name) : [],
-      npcs: room ? (await this.d.game.npcs.inRoom(worldId, room.id)).map((n) => n.name) : [],
-      items: room ? (await this.d.game.itemsLyingIn(worldId, room.id)).map((i) => itemName(world, i)) : [],
-    });
-    const seen = await names();
+    // Read before the run (the script's calls are answered at once), and only what its text may ask for.
+    const asks = (call: string): boolean => room !== undefined && owner.script.source.includes(call);
+    const seen = {
+      characters: asks('characters') ? (await this.d.game.state.activeInRoom(worldId, room!.id, this.d.clock())).map((c) => c.name) : [],
+      npcs: asks('npcs') ? (await this.d.game.npcs.inRoom(worldId, room!.id)).map((n) => n.name) : [],
+      items: asks('items') ? (await this.d.game.itemsLyingIn(worldId, room!.id)).map((i) => itemName(world, i)) : [],
+    };
     const api: HostApi = {
       self: {
         id: owner.id,
