@@ -166,7 +166,8 @@ describe(`NPCs and scripts (${DB_NAME})`, function () {
 
   it('builders make, describe, script and destroy NPCs with @npc in the game, and read @script errors; players cannot', async () => {
     const mason = await builderPlayer(server, 'npcmason', 'worldbuilder');
-    await server.db('characters').where({ id: mason.characterId }).update({ room_id: 'wash_house' });
+    // A room no NPC of the world roams to (Smudge the Cat walks the Heron Yard's rooms).
+    await server.db('characters').where({ id: mason.characterId }).update({ room_id: 'weathercock_ledge' });
     await wroteBehindServer(server);
     expect(await okCmd(mason, 'help')).to.contain('@npc');
     expect(await okCmd(mason, '@npc create Pip the Boy')).to.equal('You create Pip the Boy (NPC pip_the_boy).');
@@ -187,7 +188,7 @@ describe(`NPCs and scripts (${DB_NAME})`, function () {
     expect(await okCmd(mason, '@npc noscript pip')).to.equal('Pip the Boy has no script now.');
     expect(await okCmd(mason, '@npc destroy pip')).to.equal('You destroy Pip the Boy.');
     expect((await cmd(mason, 'look')).room?.npcs.map((n) => n.id)).to.not.include('pip_the_boy');
-    const player = await newPlayer(server, 'Plain', 'wash_house');
+    const player = await newPlayer(server, 'Plain', 'weathercock_ledge');
     expect(await cmd(player, '@npc create Nobody')).to.deep.equal({ success: false, message: "Unknown command: @npc. Type 'help' for available commands." });
     expect(await cmd(player, '@script errors')).to.deep.equal({ success: false, message: "Unknown command: @script. Type 'help' for available commands." });
   });
