@@ -1779,6 +1779,8 @@ export interface components {
             connected: boolean;
             /** @description Link-dead for longer than `[presence] linkdead_seconds`, its character has left the lists; the session is still valid and its next request brings the character back. */
             away: boolean;
+            /** @description In GET /admin/database/sessions, true on the caller's own session (the play client offers no Kick there). */
+            current?: boolean;
             username: string;
             character_name: string | null;
             world_id: string | null;
@@ -2662,6 +2664,8 @@ export interface components {
             /** @description The room's script in force (its package file's or a builder's). */
             script?: string | null;
             items?: components["schemas"]["BuildItem"][];
+            /** @description With the answer to removing an exit, the rooms no walk from the world's default spawn reaches since this change (a warning; `world-check` warns of such rooms too). */
+            unreachable?: string[];
         };
         /** @description An NPC as the world now has it. `room_id` is its home, `standing_in` where it stands now (its script may walk it). `script` is the script in force (the package's file, `script_file`, or a builder's); `version` counts its changes. */
         BuildNpc: {

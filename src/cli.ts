@@ -232,13 +232,15 @@ async function worldCheck(args: string[]): Promise<void> {
   const [dir] = args;
   if (!dir || args.length !== 1) throw new CliError('Usage: mud-server world-check <dir>');
   const compiler = await WorldSandbox.create(sandboxLimits(loadConfig().config.scripts));
-  const { world, problems } = await checkWorldPackage(dir, (source) => compiler.compile(source)).finally(() => compiler.dispose());
-  for (const problem of problems) console.error(problem);
+  const { world, problems, warnings } = await checkWorldPackage(dir, (source) => compiler.compile(source)).finally(() => compiler.dispose());
+  for (const problem of problems) console.error(`error: ${problem}`);
+  for (const warning of warnings) console.error(`warning: ${warning}`);
   if (problems.length > 0) {
     process.exitCode = 1;
     return;
   }
-  console.log(`World '${world!.id}' is sound: ${world!.rooms.size} rooms in ${world!.zones.size} zones, ${world!.items.size} items.`);
+  const warned = warnings.length === 0 ? '' : ` (${warnings.length} warning${warnings.length === 1 ? '' : 's'})`;
+  console.log(`World '${world!.id}' is sound${warned}: ${world!.rooms.size} rooms in ${world!.zones.size} zones, ${world!.items.size} items.`);
 }
 
 async function importReference(args: string[]): Promise<void> {

@@ -12,10 +12,26 @@ import { api, call, type Outcome, type Schemas, type Session } from './api.ts';
 import { ask, field, h } from './dom.ts';
 import { chatLine, chatText, utcDate } from './text.ts';
 import { hasPermission, outranks, ROLES, type Role } from '../src/shared/roles.ts';
+import { PRESENCE_EVENT } from './live.ts';
 
-function onlineText(player: { is_online_in_world: boolean; is_online_account: boolean; online_world_ids: string[] }): string {
-  if (player.is_online_in_world) return `Playing (${player.online_world_ids.join(', ')})`;
-  return player.is_online_account ? 'Online' : 'Offline';
+/** How long the staff view waits after a presence event before it reads the lists again (a crowd's come in one read). */
+const PRESENCE_REFRESH_MS = 500;
+
+/**
+ * What an account is doing, from its sessions (GET /admin/database/sessions): playing where a
+ * connected session plays a character, link-dead or away where its sessions with a character
+ * are not connected (so a closed tab is not "Playing"), online when logged in without playing.
+ */
+function onlineState(player: Schemas['PlayerRow'], sessions: readonly Schemas['SessionRow'][]): { text: string; on: boolean } {
+  const mine = sessions.filter((s) => s.username === player.username);
+  const worlds = (list: readonly Schemas['SessionRow'][]) => [...new Set(list.map((s) => s.world_id ?? '?'))].join(', ');
+  const playing = mine.filter((s) => s.character_name !== null && s.connected);
+  if (playing.length > 0) return { text: `Playing (${worlds(playing)})`, on: true };
+  const linkdead = mine.filter((s) => s.character_name !== null && !s.away);
+  if (linkdead.length > 0) return { text: `Link-dead (${worlds(linkdead)})`, on: false };
+  if (mine.some((s) => s.character_name !== null)) return { text: 'Away', on: false };
+  if (mine.some((s) => s.connected)) return { text: 'Online', on: true };
+  return { text: mine.length > 0 ? 'Logged in, idle' : 'Offline', on: false };
 }
 
 /** An API time stamp (UTC) in the viewer's local date and time; the UTC value stays in `datetime`. */
@@ -26,8 +42,9 @@ function localTime(utc: string | null): HTMLElement {
   return h('time', { text: date.toLocaleString([], { dateStyle: 'short', timeStyle: 'short' }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
 }
 
+/** A table; the actions column's heading is `Actions`, read by screen readers and not shown. */
 function table(headings: string[], rows: HTMLTableRowElement[], empty: string): HTMLElement {
-  const head = h('tr', {}, ...headings.map((text) => h('th', { text, attrs: { scope: 'col' } })));
+  const head = h('tr', {}, ...headings.map((text) => (text === '' ? h('th', { attrs: { scope: 'col' } }, h('span', { class: 'visually-hidden', text: 'Actions' })) : h('th', { text, attrs: { scope: 'col' } }))));
   const body = h('tbody', {}, ...rows);
   if (rows.length === 0) body.append(h('tr', {}, h('td', { class: 'muted', text: empty, attrs: { colspan: String(headings.length) } })));
   return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, head), body));
@@ -146,11 +163,11 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
       } else actions.push(button('Unban', `Unban ${name}`, () => void manage({ action: 'unban', target_username: name })));
     }
     if (player.is_guest && hasPermission(session.role, 'create_users')) {
-      actions.push(button('Make permanent', `Make ${name} permanent`, () => void manage({ action: 'make_permanent', target_username: name })));
+      actions.push(button('Make permanent', `Make permanent ${name}`, () => void manage({ action: 'make_permanent', target_username: name })));
     }
     if (hasPermission(session.role, 'manage_users')) {
       actions.push(
-        button('Reset password', `Reset the password of ${name}`, async () => {
+        button('Reset password', `Reset password of ${name}`, async () => {
           const password = h('input', { attrs: { type: 'password', autocomplete: 'new-password' } });
           const sure = await ask({
             question: `New password for ${name}`,
@@ -165,11 +182,17 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
     return actions;
   };
 
+  // Readings overlap (a refresh follows every action): only the latest one started may draw.
+  let reportsRead = 0;
+  let auditRead = 0;
+
   /** The reports, open ones first: each with its chat, and Resolve (a note asked for) while open. */
   const showReports = async () => {
     if (!hasPermission(session.role, 'ban_users')) return;
+    const reading = ++reportsRead;
     const heading = (count: number | null) => h('h3', { text: count === null ? 'Reports' : `Open reports (${count})`, attrs: { id: 'admin-reports' } });
     const listed = await call(api.GET('/admin/reports', { params: { query: { limit: 50 } } }));
+    if (reading !== reportsRead) return;
     if (!listed.ok) {
       reports.replaceChildren(heading(null), h('p', { class: 'form-error', text: listed.detail }));
       return;
@@ -202,8 +225,10 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
   /** The audit log, newest first, a page at a time (Older entries adds the next). */
   const showAudit = async (before?: number) => {
     if (!hasPermission(session.role, 'view_logs')) return;
+    const reading = ++auditRead;
     const heading = h('h3', { text: 'Audit log', attrs: { id: 'admin-audit' } });
     const page = await call(api.GET('/admin/audit', { params: { query: before === undefined ? { limit: 50 } : { limit: 50, before } } }));
+    if (reading !== auditRead) return;
     if (!page.ok) {
       audit.replaceChildren(heading, h('p', { class: 'form-error', text: page.detail }));
       return;
@@ -221,7 +246,7 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
         h('td', { text: e.door }),
       ),
     );
-    const older = page.data.next_before === null ? null : button('Older entries', 'Older audit entries', () => void showAudit(page.data.next_before!));
+    const older = page.data.next_before === null ? null : button('Older entries', 'Older entries of the audit log', () => void showAudit(page.data.next_before!));
     const shown = before === undefined ? null : audit.querySelector('tbody');
     if (shown) {
       shown.append(...rows);
@@ -235,6 +260,10 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
     void showReports();
     void showAudit();
     const [players, live] = await Promise.all([call(api.GET('/admin/database/players')), call(api.GET('/admin/database/sessions'))]);
+    const onlineCell = (player: Schemas['PlayerRow']) => {
+      const state = onlineState(player, live.ok ? live.data.sessions : []);
+      return h('td', {}, h('span', { class: `dot ${state.on ? 'on' : 'off'}`, attrs: { 'aria-hidden': 'true' } }), state.text);
+    };
     if (!players.ok) users.replaceChildren(h('h3', { text: 'Users', attrs: { id: 'admin-users' } }), h('p', { class: 'form-error', text: players.detail }));
     else {
       usernames.replaceChildren(...players.data.players.map((player) => h('option', { attrs: { value: player.username } })));
@@ -244,7 +273,7 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
           { class: player.is_active ? '' : 'banned' },
           h('th', { text: player.username, attrs: { scope: 'row' } }),
           roleCell(player),
-          h('td', {}, h('span', { class: `dot ${player.is_online_account ? 'on' : 'off'}`, attrs: { 'aria-hidden': 'true' } }), onlineText(player)),
+          onlineCell(player),
           accountText(player),
           h('td', { text: String(player.character_count) }),
           h('td', {}, localTime(player.last_login)),
@@ -272,7 +301,8 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
           h('td', { text: row.client_type }),
           h('td', { text: connection(row) }),
           h('td', {}, localTime(row.last_activity)),
-          h('td', {}, kick),
+          // One's own session is left by logging out, not kicked.
+          h('td', {}, row.current ? h('span', { class: 'muted', text: 'This session' }) : kick),
         );
       });
       sessions.replaceChildren(
@@ -296,7 +326,16 @@ export function openAdmin(session: Session, opener: HTMLElement): void {
   );
   closeButton.addEventListener('click', () => dialog.close());
   refreshButton.addEventListener('click', () => void refresh());
+  // Who plays changes while the view is open: read it again after presence events (issue 35).
+  let presenceTimer: ReturnType<typeof setTimeout> | undefined;
+  const presenceChanged = () => {
+    clearTimeout(presenceTimer);
+    presenceTimer = setTimeout(() => void refresh(), PRESENCE_REFRESH_MS);
+  };
+  document.addEventListener(PRESENCE_EVENT, presenceChanged);
   dialog.addEventListener('close', () => {
+    clearTimeout(presenceTimer);
+    document.removeEventListener(PRESENCE_EVENT, presenceChanged);
     dialog.remove();
     opener.focus();
   });

@@ -1,6 +1,7 @@
 /** The first screen: log in, create an account, or play at once as a guest. */
 import { api, call, saveSession, type Session } from './api.ts';
 import { field, form, h } from './dom.ts';
+import { loginDetail, readableDetail } from './text.ts';
 import type { Nav, Screen } from './nav.ts';
 
 const PASSWORD_HINT = 'At least 12 characters; not a common password, no runs like abc or 123, no character 4 times in a row.';
@@ -12,7 +13,7 @@ function input(type: string, autocomplete: string, extra: Record<string, string 
 /** Logs in and keeps the session; the error text when it fails. */
 async function logIn(username: string, password: string): Promise<Session | string> {
   const result = await call(api.POST('/login', { params: { header: { 'X-Client-Type': 'web' } }, body: { username, password } }));
-  if (!result.ok) return result.detail;
+  if (!result.ok) return loginDetail(result.detail);
   const session: Session = { id: result.data.session_id, username, role: result.data.role, worlds: result.data.available_worlds };
   saveSession(session);
   return session;
@@ -44,7 +45,7 @@ function registerForm(nav: Nav): HTMLFormElement {
     async () => {
       const body = { username: username.value.trim(), password: password.value, password_confirm: confirm.value };
       const registered = await call(api.POST('/register', { body }));
-      if (!registered.ok) return registered.detail;
+      if (!registered.ok) return readableDetail(registered.detail);
       const session = await logIn(body.username, body.password);
       if (typeof session === 'string') return session;
       nav.lobby();
@@ -67,7 +68,7 @@ function guestForm(nav: Nav): HTMLFormElement {
     async () => {
       const body = { character_name: name.value.trim(), password: password.value, password_confirm: confirm.value };
       const guest = await call(api.POST('/register-guest', { body }));
-      if (!guest.ok) return guest.detail;
+      if (!guest.ok) return readableDetail(guest.detail);
       const session = await logIn(guest.data.username, body.password);
       if (typeof session === 'string') return session;
       const selected = await call(api.POST('/characters/select', { body: { character_id: guest.data.character_id } }));

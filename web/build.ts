@@ -8,7 +8,8 @@
  * follows the changes through its `room` events, as every other player in the room does.
  */
 import { api, call, type Outcome, type Schemas, type Session } from './api.ts';
-import { field, h } from './dom.ts';
+import { ask, field, h } from './dom.ts';
+import { utcDate } from './text.ts';
 import { npcsHere, roomScript, scriptErrors } from './build-scripts.ts';
 
 export const BUILDER_ROLES: ReadonlySet<Session['role']> = new Set(['worldbuilder', 'admin', 'superuser']);
@@ -27,7 +28,8 @@ export function openBuild(session: Session, opener: HTMLElement): void {
 
   const nameInput = h('input', { attrs: { type: 'text', maxlength: '100', autocomplete: 'off' } });
   const descriptionInput = h('textarea', { attrs: { rows: '4', maxlength: '1000' } });
-  const roomForm = h('form', { class: 'build-room' }, field('Room name', nameInput), field('Room description', descriptionInput), h('button', { class: 'primary', text: 'Save room', attrs: { type: 'submit' } }));
+  const roomFormId = 'build-room-form';
+  const roomForm = h('form', { class: 'build-room', attrs: { id: roomFormId } }, field('Room name', nameInput), field('Room description', descriptionInput), h('button', { class: 'primary', text: 'Save room', attrs: { type: 'submit' } }));
 
   const exitList = h('ul', { class: 'things' });
   const digDirection = h('select', {}, ...DIRECTIONS.map((d) => h('option', { text: d, attrs: { value: d } })));
@@ -38,6 +40,28 @@ export function openBuild(session: Session, opener: HTMLElement): void {
   const itemName = h('input', { attrs: { type: 'text', maxlength: '100', autocomplete: 'off' } });
   const itemDescription = h('input', { attrs: { type: 'text', maxlength: '1000', autocomplete: 'off' } });
   const itemForm = h('form', { class: 'grant' }, field('Item name', itemName), field('Item description', itemDescription), h('button', { class: 'primary', text: 'Add item', attrs: { type: 'submit' } }));
+
+  // An exit to a room that exists already (issue 35), one-way or both ways.
+  const linkDirection = h('select', {}, ...DIRECTIONS.map((d) => h('option', { text: d, attrs: { value: d } })));
+  const linkTarget = h('select', {});
+  const linkBoth = h('input', { attrs: { type: 'checkbox', checked: true } });
+  const linkForm = h(
+    'form',
+    { class: 'grant link-exit' },
+    field('Way out', linkDirection),
+    field('To the room', linkTarget),
+    h('label', { class: 'check' }, linkBoth, ' Both ways'),
+    h('button', { class: 'primary', text: 'Add exit', attrs: { type: 'submit' } }),
+  );
+
+  /** A save refused because someone changed the room meanwhile: what changed, and the builder's edit kept to save over it. */
+  const conflict = h('div', { class: 'conflict', attrs: { role: 'alert', hidden: true } });
+  /** The room as the form was last filled from it: what a conflict is told against. */
+  let base: { name: string; description: string } | null = null;
+
+  const historyList = h('ol', { class: 'history' });
+  const historyButton = h('button', { class: 'ghost', text: 'Show changes', attrs: { type: 'button' } });
+  const revertButton = h('button', { class: 'small danger', text: "Revert to the package's room", attrs: { type: 'button' } });
 
   const npcs = npcsHere(worldId);
   const errors = scriptErrors(worldId);
@@ -59,23 +83,36 @@ export function openBuild(session: Session, opener: HTMLElement): void {
 
   const roomPath = (roomId: string) => ({ world_id: worldId, room_id: roomId });
 
-  const render = () => {
+  /** Shows the room; `keepEdit` leaves the name and description as the builder typed them. */
+  const render = (keepEdit = false) => {
     if (!room) return;
     title.textContent = `${room.id} · zone ${room.zone} · version ${room.version}`;
-    nameInput.value = room.name;
-    descriptionInput.value = room.description;
+    if (!keepEdit) {
+      nameInput.value = room.name;
+      descriptionInput.value = room.description;
+      base = { name: room.name, description: room.description };
+      conflict.hidden = true;
+    }
+    revertButton.hidden = room.origin !== 'package' || !room.changed;
     script.show(room.script ?? null);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {
         const remove = h('button', { class: 'small danger', text: 'Remove', attrs: { type: 'button', 'aria-label': `Remove the exit ${direction}` } });
         remove.addEventListener('click', async () => {
+          const back = OPPOSITE[direction as Schemas['Direction']];
+          const sure = await ask({
+            question: `Remove the exit ${direction}?`,
+            detail: `The way ${direction} to ${to} goes, and so does the way back (${back} from ${to}) if it leads here.`,
+            confirm: 'Remove exit',
+          });
+          if (!sure) return;
           const outcome = await call(
             api.DELETE('/api/worlds/{world_id}/rooms/{room_id}/exits/{direction}', {
               params: { path: { ...roomPath(room!.id), direction: direction as Schemas['Direction'] }, query: { version: room!.version, two_way: true } },
             }),
           );
-          report(outcome, `The exit ${direction} is gone.`);
+          report(outcome, `The exit ${direction} is gone.${unreachableNote(outcome)}`);
           await load();
         });
         return h('li', {}, h('span', { text: `${direction} → ${to}` }), remove);
@@ -91,12 +128,38 @@ export function openBuild(session: Session, opener: HTMLElement): void {
           report(outcome, `${item.name} is gone.`);
           await load();
         });
-        return h('li', {}, h('span', { text: item.name }), remove);
+        const describe = h('button', { class: 'small', text: 'Describe', attrs: { type: 'button', 'aria-label': `Describe ${item.name}` } });
+        describe.addEventListener('click', async () => {
+          const text = h('input', { attrs: { type: 'text', maxlength: '1000', autocomplete: 'off' } });
+          text.value = item.description;
+          if (!(await ask({ question: `Describe ${item.name}`, detail: 'What players read when they examine it.', confirm: 'Save description', fields: [{ element: text, label: 'Description' }] }))) return;
+          const outcome = await call(
+            api.PATCH('/api/worlds/{world_id}/items/{item_id}', { params: { path: { world_id: worldId, item_id: item.id } }, body: { version: item.version, description: text.value } }),
+          );
+          report(outcome, `${item.name} is described anew.`);
+          await load();
+        });
+        return h('li', {}, h('span', { text: item.name }), h('span', { class: 'row-actions' }, describe, remove));
       }),
     );
     if (items.length === 0) itemList.append(h('li', { class: 'muted', text: 'Nothing lies here.' }));
     const free = DIRECTIONS.filter((d) => room!.exits[d] === undefined);
     digDirection.replaceChildren(...free.map((d) => h('option', { text: d, attrs: { value: d } })));
+    linkDirection.replaceChildren(...free.map((d) => h('option', { text: d, attrs: { value: d } })));
+  };
+
+  /** The world's rooms an exit may lead to (all but this one). */
+  const loadTargets = async () => {
+    const listed = await call(api.GET('/api/worlds/{world_id}/rooms', { params: { path: { world_id: worldId } } }));
+    if (!listed.ok || !room) return;
+    const here = room.id;
+    linkTarget.replaceChildren(...listed.data.rooms.filter((r) => r.id !== here).map((r) => h('option', { text: `${r.name} (${r.id})`, attrs: { value: r.id } })));
+  };
+
+  /** What a change that closed a way tells of rooms no walk from the spawn reaches any more. */
+  const unreachableNote = (outcome: Outcome<Schemas['BuildRoom']>): string => {
+    const lost = outcome.ok ? (outcome.data.unreachable ?? []) : [];
+    return lost.length === 0 ? '' : ` Warning: no walk from the world's spawn reaches ${lost.join(', ')} any more.`;
   };
 
   /** Reads the room the character stands in now. */
@@ -107,8 +170,46 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     if (!read.ok) return void report(read, '');
     room = read.data;
     render();
-    await Promise.all([npcs.load(room.id), errors.load()]);
+    historyList.replaceChildren();
+    historyButton.hidden = false;
+    await Promise.all([npcs.load(room.id), errors.load(), loadTargets()]);
   };
+
+  /** The changes builders made to this room, newest first (GET /api/worlds/{world_id}/changes). */
+  const showHistory = async () => {
+    if (!room) return;
+    const roomId = room.id;
+    const listed = await call(api.GET('/api/worlds/{world_id}/changes', { params: { path: { world_id: worldId }, query: { limit: 200 } } }));
+    if (!listed.ok) return void report(listed, '');
+    const mine = listed.data.changes.filter((c) => c.target_type === 'room' && c.target_id === roomId);
+    historyList.replaceChildren(
+      ...mine.map((c) => {
+        const when = utcDate(c.created_at);
+        return h('li', {}, h('time', { text: when.toLocaleString([], { dateStyle: 'short', timeStyle: 'short' }), attrs: { datetime: when.toISOString() } }), ` ${c.actor} · ${c.action} · ${c.via}`);
+      }),
+    );
+    if (mine.length === 0) historyList.append(h('li', { class: 'muted', text: 'No builder has changed this room.' }));
+  };
+  historyButton.addEventListener('click', () => void showHistory());
+  revertButton.addEventListener('click', async () => {
+    if (!room) return;
+    const sure = await ask({ question: `Revert ${room.name}?`, detail: "Its name, description and exits become the package's again; the change history keeps this one too.", confirm: 'Revert' });
+    if (!sure) return;
+    const outcome = await call(api.POST('/api/worlds/{world_id}/rooms/{room_id}/revert', { params: { path: roomPath(room.id) }, body: { version: room.version } }));
+    report(outcome, 'The room is as its package has it again.');
+    await load();
+    await showHistory();
+  });
+
+  linkForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!room || !linkTarget.value) return;
+    const direction = linkDirection.value as Schemas['Direction'];
+    const body = { direction, to: linkTarget.value, two_way: linkBoth.checked, version: room.version };
+    const exit = await call(api.POST('/api/worlds/{world_id}/rooms/{room_id}/exits', { params: { path: roomPath(room.id) }, body }));
+    report(exit, `An exit ${direction} leads to ${linkTarget.selectedOptions[0]?.text ?? linkTarget.value}${linkBoth.checked ? ` (${OPPOSITE[direction]} leads back)` : ''}.`);
+    await load();
+  });
 
   roomForm.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -118,8 +219,36 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     if (report(outcome, 'Room saved.') && outcome.ok) {
       room = { ...outcome.data, items: room.items };
       render();
-    } else await load();
+    } else if (!outcome.ok && outcome.status === 409) await changedMeanwhile();
+    else await load();
   });
+
+  /**
+   * Someone saved the room since it was read (a stale version): the builder's typing stays, the
+   * panel tells what changed meanwhile and offers to save over it (with the version now current).
+   */
+  const changedMeanwhile = async () => {
+    if (!room) return;
+    const read = await call(api.GET('/api/worlds/{world_id}/rooms/{room_id}', { params: { path: roomPath(room.id) } }));
+    if (!read.ok) return void report(read, '');
+    room = read.data;
+    render(true);
+    const was = base ?? { name: '', description: '' };
+    const changes = [
+      room.name !== was.name ? `the name is now "${room.name}"` : null,
+      room.description !== was.description ? `the description is now "${room.description}"` : null,
+    ].filter((change): change is string => change !== null);
+    const saveOver = h('button', { class: 'primary', text: 'Save mine over it', attrs: { type: 'submit' } });
+    const discard = h('button', { class: 'ghost', text: 'Take theirs', attrs: { type: 'button' }, onClick: () => render() });
+    conflict.replaceChildren(
+      h('p', { text: `Someone changed this room while you edited it (it is at version ${room.version} now)${changes.length > 0 ? `: ${changes.join('; ')}` : ''}. Your edit is still here.` }),
+      h('div', { class: 'row-actions' }, saveOver, discard),
+    );
+    // The button submits the form, which now sends the current version.
+    saveOver.setAttribute('form', roomFormId);
+    conflict.hidden = false;
+    saveOver.focus();
+  };
 
   digForm.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -157,9 +286,16 @@ export function openBuild(session: Session, opener: HTMLElement): void {
     h('header', {}, h('h2', { text: 'Build', attrs: { id: 'build-title' } }), closeButton),
     status,
     title,
-    h('section', { attrs: { 'aria-labelledby': 'build-room' } }, h('h3', { text: 'This room', attrs: { id: 'build-room' } }), roomForm),
-    h('section', { attrs: { 'aria-labelledby': 'build-exits' } }, h('h3', { text: 'Exits', attrs: { id: 'build-exits' } }), exitList, digForm),
+    h('section', { attrs: { 'aria-labelledby': 'build-room' } }, h('h3', { text: 'This room', attrs: { id: 'build-room' } }), conflict, roomForm),
+    h('section', { attrs: { 'aria-labelledby': 'build-exits' } }, h('h3', { text: 'Exits', attrs: { id: 'build-exits' } }), exitList, digForm, linkForm),
     h('section', { attrs: { 'aria-labelledby': 'build-items' } }, h('h3', { text: 'Items here', attrs: { id: 'build-items' } }), itemList, itemForm),
+    h(
+      'section',
+      { attrs: { 'aria-labelledby': 'build-history' } },
+      h('h3', { text: 'History', attrs: { id: 'build-history' } }),
+      h('div', { class: 'row-actions' }, historyButton, revertButton),
+      historyList,
+    ),
     h('section', { attrs: { 'aria-labelledby': 'build-npcs' } }, h('h3', { text: 'NPCs here', attrs: { id: 'build-npcs' } }), npcs.element),
     h('section', { attrs: { 'aria-labelledby': 'build-script' } }, h('h3', { text: 'Room script', attrs: { id: 'build-script' } }), script.element),
     h('section', { attrs: { 'aria-labelledby': 'build-errors' } }, h('h3', { text: 'Script errors', attrs: { id: 'build-errors' } }), errors.element),

@@ -7,7 +7,7 @@
 import { api, call, saveSession, type Schemas, type Session } from './api.ts';
 import { attention } from './attention.ts';
 import { h } from './dom.ts';
-import { connectLive, type LiveState } from './live.ts';
+import { connectLive, PRESENCE_EVENT, type LiveState } from './live.ts';
 import { accountButtons, type Nav, type Screen } from './nav.ts';
 import { announcementLine, chatLine, COMMAND_MAX_LENGTH, commonPrefix, completions, END_TEXT, itemLine, listEntries, mentions, movementLine, utcDate } from './text.ts';
 
@@ -28,9 +28,9 @@ const MAX_HISTORY = 100;
 
 const capitalize = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
 
-/** `2026-11-21 20:21:00` (UTC) as the player's local time of day. */
-function clock(utc: string): HTMLTimeElement {
-  const date = utcDate(utc);
+/** `2026-11-21 20:21:00` (UTC), or now for events that carry no time, as the player's local time of day. */
+function clock(utc?: string): HTMLTimeElement {
+  const date = utc === undefined ? new Date() : utcDate(utc);
   const valid = !Number.isNaN(date.getTime());
   return h('time', { text: valid ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : '', attrs: { datetime: valid ? date.toISOString() : '' } });
 }
@@ -43,6 +43,8 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   /** The commands this session may use (GET /commands), for completion and to tell chat from actions. */
   let commands: CommandInfo[] = [];
   let online: string[] = [];
+  /** Those online who are link-dead (GET /status, then `presence` events). */
+  let linkdead = new Set<string>();
   let inventory: string[] = [];
 
   // --- layout -------------------------------------------------------------------------------
@@ -55,7 +57,9 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   const people = h('ul', { class: 'things' });
   const npcList = h('ul', { class: 'things npcs' });
   const npcBlock = h('div', { attrs: { hidden: true } }, h('h3', { text: 'Also here' }), npcList);
-  const log = h('ol', { class: 'log', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'What happens', tabindex: '0' } });
+  // The log is a list of lines inside the live region: role=log on the list itself would take its list semantics away.
+  const lines = h('ol', { class: 'lines' });
+  const log = h('div', { class: 'log', attrs: { role: 'log', 'aria-live': 'polite', 'aria-label': 'What happens', tabindex: '0' } }, lines);
   const command = h('input', {
     attrs: {
       id: 'command',
@@ -94,6 +98,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     h(
       'header',
       { class: 'topbar' },
+      h('h1', { class: 'visually-hidden', text: `${me} in ${worldName}` }),
       h('span', { class: 'brand small' }, h('span', { class: 'brand-mark', text: '\u25c6', attrs: { 'aria-hidden': 'true' } }), ` ${worldName}`),
       h('span', { class: 'who-am-i' }, h('strong', { text: me }), h('span', { class: 'muted', text: ` · ${session.username}` })),
       connection,
@@ -140,17 +145,25 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     if (!room) return;
     roomName.textContent = room.name;
     roomDescription.textContent = room.description;
+    // An exit button that had the focus (Enter on it moves) gives it on to the new room's.
+    const hadFocus = exits.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.direction : undefined;
     exits.replaceChildren(
       ...room.exits.map(({ direction, name }) =>
         h(
           'button',
-          { class: 'exit', attrs: { type: 'button', 'aria-label': `Go ${direction} to ${name}` }, onClick: () => void send(direction) },
+          // The name is the button's text, "North to Ropewalk Bridge", so it says what it shows.
+          { class: 'exit', attrs: { type: 'button', 'data-direction': direction }, onClick: () => void send(direction) },
           h('span', { class: 'direction', text: capitalize(direction) }),
+          h('span', { class: 'visually-hidden', text: ' to ' }),
           h('span', { class: 'to', text: name }),
         ),
       ),
     );
     if (room.exits.length === 0) exits.append(h('p', { class: 'muted', text: 'No way out.' }));
+    if (hadFocus !== undefined) {
+      const buttons = [...exits.querySelectorAll<HTMLButtonElement>('button.exit')];
+      (buttons.find((b) => b.dataset.direction === hadFocus) ?? buttons[0] ?? command).focus();
+    }
     items.replaceChildren(
       ...room.items.map(({ name }) =>
         h('li', {}, h('span', { text: name }), h('button', { class: 'small', text: 'Take', attrs: { type: 'button', 'aria-label': `Take ${name}` }, onClick: () => void send(`get ${name}`) })),
@@ -177,8 +190,20 @@ export function gameScreen(nav: Nav, session: Session): Screen {
 
   const renderSide = () => {
     onlineTitle.textContent = `Online (${online.length})`;
-    onlineList.replaceChildren(...online.map((name) => h('li', { class: name === me ? 'me' : '', text: name === me ? `${name} (you)` : name })));
-    inventoryList.replaceChildren(...inventory.map((item) => h('li', { text: item })));
+    onlineList.replaceChildren(
+      ...online.map((name) =>
+        name === me
+          ? h('li', { class: 'me', text: `${name} (you)` })
+          : linkdead.has(name)
+            ? h('li', { class: 'linkdead' }, name, h('span', { class: 'muted', text: ' (link-dead)' }))
+            : h('li', { text: name }),
+      ),
+    );
+    inventoryList.replaceChildren(
+      ...inventory.map((item) =>
+        h('li', {}, h('span', { text: item }), h('button', { class: 'small', text: 'Drop', attrs: { type: 'button', 'aria-label': `Drop ${item}` }, onClick: () => void send(`drop ${item}`) })),
+      ),
+    );
     if (inventory.length === 0) inventoryList.append(h('li', { class: 'muted', text: 'Empty-handed.' }));
   };
 
@@ -207,10 +232,12 @@ export function gameScreen(nav: Nav, session: Session): Screen {
   fit();
   (viewport ?? window).addEventListener('resize', fit);
   const addLine = (line: HTMLLIElement) => {
-    log.append(line);
-    while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild!.remove();
+    lines.append(line);
+    while (lines.childElementCount > MAX_LOG_LINES) lines.firstElementChild!.remove();
     if (following) toNewest();
   };
+  /** A line of what happened around the character (arrivals, items), with the time it was heard. */
+  const happened = (kind: string, text: string) => addLine(h('li', { class: `line ${kind}` }, clock(), h('span', { class: 'text', text })));
   const write = (kind: string, text: string) => addLine(h('li', { class: `line ${kind}`, text }));
 
   const showRoomInLog = (shown: Room) =>
@@ -221,11 +248,17 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     renderRoom();
   };
 
+  /** Whether builders changed the room itself (name, description, exits), not who or what is in it. */
+  const rebuilt = (before: Room, after: Room) =>
+    before.id === after.id &&
+    (before.name !== after.name || before.description !== after.description || before.exits.map((e) => `${e.direction}>${e.to}:${e.name}`).join() !== after.exits.map((e) => `${e.direction}>${e.to}:${e.name}`).join());
+
   // --- talking to the server ----------------------------------------------------------------
   const refreshStatus = async () => {
     const status = await call(api.GET('/status/{session_id}', { params: { path: { session_id: session.id } } }));
     if (!status.ok) return;
     online = status.data.active_players;
+    linkdead = new Set(status.data.linkdead_players);
     inventory = listEntries(status.data.inventory);
     renderSide();
   };
@@ -270,7 +303,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
       if (lead) write(success ? 'reply' : 'error', lead);
       setRoom(shown);
       showRoomInLog(shown);
-    } else write(success ? 'reply' : 'error', message);
+    } else write(success ? 'reply' : 'error', verb === 'who' && success ? `${message}\n(and you, ${me})` : message);
     // An action that shows no room may have changed what lies here or is carried (get, drop).
     if (success && !shown && known?.section === 'Actions') await Promise.all([refreshRoom(), refreshStatus()]);
     if (success && verb === 'who') await refreshStatus();
@@ -312,8 +345,10 @@ export function gameScreen(nav: Nav, session: Session): Screen {
 
   command.addEventListener('keydown', (event) => {
     if (event.key === 'Tab' && !event.shiftKey && !event.altKey && !event.ctrlKey) {
-      // Only when there is something to complete: otherwise Tab moves on, so focus never gets stuck.
-      if (command.value.trim() !== '' && complete()) event.preventDefault();
+      // With something typed, Tab completes and stays; on an empty line it moves on, so focus never gets stuck.
+      if (command.value.trim() === '') return;
+      event.preventDefault();
+      if (!complete()) hint.textContent = 'Nothing to complete.';
       return;
     }
     cycle = null;
@@ -359,7 +394,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
         if (!room.npcs.some((npc) => npc.id === id)) room.npcs.push({ id, name: event.character });
       } else if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
-      write(event.npc ? 'movement from-npc' : 'movement', movementLine('arrive', event.character, event.direction, event.cause));
+      happened(event.npc ? 'movement from-npc' : 'movement', movementLine('arrive', event.character, event.direction, event.cause));
     },
     leave: (event) => {
       if (room && event.npc) {
@@ -367,7 +402,7 @@ export function gameScreen(nav: Nav, session: Session): Screen {
         if (index >= 0) room.npcs.splice(index, 1);
       } else if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
-      write(event.npc ? 'movement from-npc' : 'movement', movementLine('leave', event.character, event.direction, event.cause));
+      happened(event.npc ? 'movement from-npc' : 'movement', movementLine('leave', event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === 'take' || event.action === 'vanish')) {
@@ -375,13 +410,31 @@ export function gameScreen(nav: Nav, session: Session): Screen {
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push({ name: event.item });
       renderRoom();
-      write('movement', itemLine(event));
+      happened('movement', itemLine(event));
     },
     presence: (event) => {
       online = event.online ? [...new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
+      // Link-dead or back (issue 35): the room's list and the Online list say so at once.
+      if (event.linkdead && event.online) linkdead.add(event.character);
+      else linkdead.delete(event.character);
+      const here = room?.characters.find((c) => c.name === event.character);
+      if (here) {
+        here.linkdead = linkdead.has(event.character);
+        renderRoom();
+      }
       renderSide();
+      // The staff view, when open, reads who is playing again.
+      document.dispatchEvent(new CustomEvent(PRESENCE_EVENT));
     },
-    room: (event) => setRoom(event.room),
+    room: (event) => {
+      const before = room;
+      setRoom(event.room);
+      // Builders changed the room the character stands in: the log says so, with the room as it is now.
+      if (before && rebuilt(before, event.room)) {
+        write('system', 'The room changes around you.');
+        showRoomInLog(event.room);
+      }
+    },
     announcement: (event) => {
       addLine(h('li', { class: 'line announcement' }, clock(event.sent_at), h('span', { class: 'text', text: announcementLine(event) })));
       // The staff address everyone: it counts and sounds like a message to the character.

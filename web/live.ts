@@ -18,6 +18,9 @@ interface StreamEvents {
   end: Schemas['EndEvent'];
 }
 
+/** Dispatched on `document` when someone's presence changed (the game's `presence` events): open views that show who plays read it again. */
+export const PRESENCE_EVENT = 'mud:presence';
+
 /** `live`: a stream is open; `polling`: chat is polled; `away`: the server does not answer. */
 export type LiveState = 'connecting' | 'live' | 'polling' | 'away';
 

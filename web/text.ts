@@ -5,6 +5,7 @@
  * their layout. No DOM here: Node runs it in test/browser/play-text.test.ts.
  */
 import type { components } from '../generated/openapi.d.ts';
+import { startsName } from '../src/shared/name-match.ts';
 
 // How chat and movement read is the game's, shared with the telnet door.
 export { announcementLine, chatLine, chatText, decodeEntities, END_TEXT, itemLine, movementLine, type ChatLine } from '../src/shared/event-text.ts';
@@ -36,7 +37,8 @@ export interface CompletionContext {
  * names for the first word (with a trailing space when an argument must follow); for the
  * argument, what the command's argument names (GET /commands): an exit, an item here, an item
  * carried, a character (then a space for the message), any of those (`target`), or for a message
- * the last word from people's names.
+ * the last word from people's names. A name completes from its start or from the start of one
+ * of its words, as the game takes names (`exa pen` → `exa Canal Penny`).
  */
 export function completions(input: string, context: CompletionContext): string[] {
   const first = /^(\/?)(\S*)$/.exec(input);
@@ -49,7 +51,7 @@ export function completions(input: string, context: CompletionContext): string[]
   const [, head, rawVerb, rest] = /^(\/?(\S+)\s+)(.*)$/s.exec(input)!;
   const verb = rawVerb!.toLowerCase();
   const whole = (names: string[], after: string) =>
-    unique(names).filter((name) => startsWith(name, rest!)).map((name) => `${head}${name}${after}`);
+    unique(names).filter((name) => startsName(name, rest!) || rest!.trim() === '').map((name) => `${head}${name}${after}`);
   switch (context.commands.find((c) => c.name === verb || c.aliases.includes(verb))?.argument?.kind) {
     case 'direction':
       return whole(context.exits, '');
@@ -94,6 +96,21 @@ function unique(names: string[]): string[] {
 
 /** The contract's `maxLength` of a command (openapi.yaml, CommandRequest); play-text.test.ts checks they agree. */
 export const COMMAND_MAX_LENGTH = 2000;
+
+/**
+ * A 400's detail as the page shows it: the password rules a password fails come joined by
+ * spaces (the specification's form), so each is put on a line of its own, ended by a full stop.
+ */
+export function readableDetail(detail: string): string {
+  const rules = detail.split(/ (?=Password must |Password contains |This password )/);
+  if (rules.length < 2) return detail;
+  return rules.map((rule) => (/[.!?]$/.test(rule) ? rule : `${rule}.`)).join('\n');
+}
+
+/** The login's answer for a banned account, in the words the ban's end of session uses (END_TEXT.ban). */
+export function loginDetail(detail: string): string {
+  return detail === 'Account is deactivated' ? 'Account is deactivated: it is banned, and cannot log in until staff unban it.' : detail;
+}
 
 /** `2026-11-21 20:21:00`, the API's UTC time stamps, as a Date (invalid for anything else). */
 export function utcDate(stamp: string): Date {

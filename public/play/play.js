@@ -1,6 +1,6 @@
 // Built by scripts/build-play.ts from web/: edit those sources, then run `npm run play`.
 
-// node_modules/openapi-fetch/dist/index.mjs
+// ../../work/main/node_modules/openapi-fetch/dist/index.mjs
 var PATH_PARAM_RE = /\{[^{}]+\}/g;
 var supportsRequestInitExt = () => {
   return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
@@ -586,6 +586,163 @@ function ask({ question, detail, confirm, input: input2, fields = [] }) {
   });
 }
 
+// src/shared/name-match.ts
+var fold = (text) => text.normalize("NFC").trim().replace(/\s+/g, " ").toLowerCase();
+function startsName(name, typed) {
+  const wanted = fold(typed);
+  if (wanted === "") return false;
+  const whole = fold(name);
+  if (whole.startsWith(wanted)) return true;
+  for (let i = 0; i < whole.length; i++) {
+    if (/[\s'\u2019-]/.test(whole[i]) && whole.startsWith(wanted, i + 1)) return true;
+  }
+  return false;
+}
+
+// src/shared/event-text.ts
+var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
+function decodeEntities(text) {
+  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
+}
+function chatText(line) {
+  return line.action ? line.text : `${line.speaker}: ${line.text}`;
+}
+function chatLine(message, me) {
+  const mine = message.sender === me;
+  let text = message.text;
+  let speaker;
+  if (message.channel === "emote") {
+    speaker = message.sender;
+  } else if (message.channel === "ooc") {
+    text = stripPrefix(text, "[OOC] ");
+    speaker = mine ? "You (OOC)" : `${message.sender} (OOC)`;
+  } else if (message.channel === "tell") {
+    text = stripPrefix(text, `[TELL: ${message.sender} → ${message.recipient ?? ""}] `);
+    speaker = mine ? `You tell ${message.recipient ?? "someone"}` : `${message.sender} tells you`;
+  } else if (message.channel === "yell") {
+    text = stripPrefix(text, "[YELL] ");
+    speaker = mine ? "You yell" : `${message.sender} yells`;
+  } else if (message.channel === "whisper") {
+    text = stripPrefix(text, `[WHISPER: ${message.sender} → ${message.recipient ?? ""}] `);
+    const to = message.recipient === me ? "you" : message.recipient ?? "someone";
+    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
+  } else {
+    speaker = mine ? "You say" : `${message.sender} says`;
+  }
+  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === "emote" };
+}
+function stripPrefix(text, prefix) {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+var OPPOSITE = { north: "the south", south: "the north", east: "the west", west: "the east", up: "below", down: "above" };
+function movementLine(kind, character, direction, cause) {
+  if (kind === "arrive") {
+    if (cause === "walk" && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
+    return cause === "login" ? `${character} steps into the world.` : `${character} appears.`;
+  }
+  if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
+  return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
+}
+function itemLine(event) {
+  switch (event.action) {
+    case "take":
+      return `${event.character} picks up the ${event.item}.`;
+    case "drop":
+      return `${event.character} drops the ${event.item}.`;
+    case "appear":
+      return `The ${event.item} appears.`;
+    case "vanish":
+      return `The ${event.item} vanishes.`;
+  }
+}
+function announcementLine(event) {
+  return `[Staff announcement] ${event.from}: ${decodeEntities(event.text)}`;
+}
+var END_TEXT = {
+  kick: "An administrator ended your session.",
+  ban: "Your account has been banned: it is deactivated, and cannot log in until staff unban it.",
+  deleted: "Your account has been deleted.",
+  logout: "You were logged out (from another window?).",
+  expiry: "Your session expired.",
+  password_change: "Your password was changed: log in with the new one.",
+  replaced: "This session was taken over by another connection.",
+  shutdown: "The server shut down.",
+  lagging: "The connection could not keep up."
+};
+
+// web/text.ts
+var LIST_ITEM = /^ {2}- (.*)$/;
+function listEntries(text) {
+  return text.split("\n").flatMap((line) => {
+    const entry = LIST_ITEM.exec(line);
+    return entry ? [entry[1]] : [];
+  });
+}
+function completions(input2, context) {
+  const first = /^(\/?)(\S*)$/.exec(input2);
+  if (first) {
+    const [, slash, word] = first;
+    const required = new Set(context.commands.filter((c) => c.argument?.required).map((c) => c.name));
+    const verbs = unique([...context.exits, ...context.commands.map((c) => c.name)]).filter((verb2) => startsWith(verb2, word));
+    return verbs.map((verb2) => `${slash}${verb2}${required.has(verb2) ? " " : ""}`);
+  }
+  const [, head, rawVerb, rest] = /^(\/?(\S+)\s+)(.*)$/s.exec(input2);
+  const verb = rawVerb.toLowerCase();
+  const whole = (names, after) => unique(names).filter((name) => startsName(name, rest) || rest.trim() === "").map((name) => `${head}${name}${after}`);
+  switch (context.commands.find((c) => c.name === verb || c.aliases.includes(verb))?.argument?.kind) {
+    case "direction":
+      return whole(context.exits, "");
+    case "item_here":
+      return whole(context.items, "");
+    case "item_carried":
+      return whole(context.inventory, "");
+    case "target":
+      return whole([...context.items, ...context.inventory, ...context.people], "");
+    case "character":
+      return whole(context.people, " ");
+    case "message": {
+      const cut = rest.lastIndexOf(" ") + 1;
+      const word = rest.slice(cut);
+      if (word === "") return [];
+      return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest.slice(0, cut)}${name}`);
+    }
+    default:
+      return [];
+  }
+}
+function commonPrefix(candidates) {
+  if (candidates.length === 0) return "";
+  let end = candidates[0].length;
+  for (const other of candidates.slice(1)) {
+    let i = 0;
+    while (i < end && i < other.length && other[i].toLowerCase() === candidates[0][i].toLowerCase()) i++;
+    end = i;
+  }
+  return candidates[0].slice(0, end);
+}
+function startsWith(name, prefix) {
+  return name.toLowerCase().startsWith(prefix.toLowerCase());
+}
+function unique(names) {
+  return [...new Set(names)];
+}
+var COMMAND_MAX_LENGTH = 2e3;
+function readableDetail(detail) {
+  const rules = detail.split(/ (?=Password must |Password contains |This password )/);
+  if (rules.length < 2) return detail;
+  return rules.map((rule) => /[.!?]$/.test(rule) ? rule : `${rule}.`).join("\n");
+}
+function loginDetail(detail) {
+  return detail === "Account is deactivated" ? "Account is deactivated: it is banned, and cannot log in until staff unban it." : detail;
+}
+function utcDate(stamp) {
+  return /* @__PURE__ */ new Date(`${stamp.replace(" ", "T")}Z`);
+}
+function mentions(text, name) {
+  const first = name.split(" ")[0].toLowerCase();
+  return text.toLowerCase().split(/[^\p{L}\p{N}'\u2019-]+/u).some((word) => word.replace(/['\u2019]s$/, "") === first);
+}
+
 // web/auth.ts
 var PASSWORD_HINT = "At least 12 characters; not a common password, no runs like abc or 123, no character 4 times in a row.";
 function input(type, autocomplete, extra = {}) {
@@ -593,7 +750,7 @@ function input(type, autocomplete, extra = {}) {
 }
 async function logIn(username, password) {
   const result = await call(api.POST("/login", { params: { header: { "X-Client-Type": "web" } }, body: { username, password } }));
-  if (!result.ok) return result.detail;
+  if (!result.ok) return loginDetail(result.detail);
   const session2 = { id: result.data.session_id, username, role: result.data.role, worlds: result.data.available_worlds };
   saveSession(session2);
   return session2;
@@ -623,7 +780,7 @@ function registerForm(nav2) {
     async () => {
       const body = { username: username.value.trim(), password: password.value, password_confirm: confirm.value };
       const registered = await call(api.POST("/register", { body }));
-      if (!registered.ok) return registered.detail;
+      if (!registered.ok) return readableDetail(registered.detail);
       const session2 = await logIn(body.username, body.password);
       if (typeof session2 === "string") return session2;
       nav2.lobby();
@@ -645,7 +802,7 @@ function guestForm(nav2) {
     async () => {
       const body = { character_name: name.value.trim(), password: password.value, password_confirm: confirm.value };
       const guest = await call(api.POST("/register-guest", { body }));
-      if (!guest.ok) return guest.detail;
+      if (!guest.ok) return readableDetail(guest.detail);
       const session2 = await logIn(guest.data.username, body.password);
       if (typeof session2 === "string") return session2;
       const selected = await call(api.POST("/characters/select", { body: { character_id: guest.data.character_id } }));
@@ -768,6 +925,7 @@ function attention() {
 }
 
 // web/live.ts
+var PRESENCE_EVENT = "mud:presence";
 var RETRY_MS = [500, 1e3, 2e3, 4e3];
 var POLL_MS = 2e3;
 var STREAM_FAILURES_BEFORE_POLLING = 3;
@@ -911,142 +1069,6 @@ function connectLive(sessionId, handlers) {
   };
 }
 
-// src/shared/event-text.ts
-var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'" };
-function decodeEntities(text) {
-  return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
-}
-function chatText(line) {
-  return line.action ? line.text : `${line.speaker}: ${line.text}`;
-}
-function chatLine(message, me) {
-  const mine = message.sender === me;
-  let text = message.text;
-  let speaker;
-  if (message.channel === "emote") {
-    speaker = message.sender;
-  } else if (message.channel === "ooc") {
-    text = stripPrefix(text, "[OOC] ");
-    speaker = mine ? "You (OOC)" : `${message.sender} (OOC)`;
-  } else if (message.channel === "tell") {
-    text = stripPrefix(text, `[TELL: ${message.sender} → ${message.recipient ?? ""}] `);
-    speaker = mine ? `You tell ${message.recipient ?? "someone"}` : `${message.sender} tells you`;
-  } else if (message.channel === "yell") {
-    text = stripPrefix(text, "[YELL] ");
-    speaker = mine ? "You yell" : `${message.sender} yells`;
-  } else if (message.channel === "whisper") {
-    text = stripPrefix(text, `[WHISPER: ${message.sender} → ${message.recipient ?? ""}] `);
-    const to = message.recipient === me ? "you" : message.recipient ?? "someone";
-    speaker = mine ? `You whisper to ${to}` : `${message.sender} whispers to ${to}`;
-  } else {
-    speaker = mine ? "You say" : `${message.sender} says`;
-  }
-  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === "emote" };
-}
-function stripPrefix(text, prefix) {
-  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
-}
-var OPPOSITE = { north: "the south", south: "the north", east: "the west", west: "the east", up: "below", down: "above" };
-function movementLine(kind, character, direction, cause) {
-  if (kind === "arrive") {
-    if (cause === "walk" && direction) return `${character} arrives from ${OPPOSITE[direction] ?? direction}.`;
-    return cause === "login" ? `${character} steps into the world.` : `${character} appears.`;
-  }
-  if (cause === "walk" && direction) return `${character} leaves ${direction}.`;
-  return cause === "logout" ? `${character} leaves the world.` : `${character} vanishes.`;
-}
-function itemLine(event) {
-  switch (event.action) {
-    case "take":
-      return `${event.character} picks up the ${event.item}.`;
-    case "drop":
-      return `${event.character} drops the ${event.item}.`;
-    case "appear":
-      return `The ${event.item} appears.`;
-    case "vanish":
-      return `The ${event.item} vanishes.`;
-  }
-}
-function announcementLine(event) {
-  return `[Staff announcement] ${event.from}: ${decodeEntities(event.text)}`;
-}
-var END_TEXT = {
-  kick: "An administrator ended your session.",
-  ban: "Your account has been banned.",
-  deleted: "Your account has been deleted.",
-  logout: "You were logged out (from another window?).",
-  expiry: "Your session expired.",
-  password_change: "Your password was changed: log in with the new one.",
-  replaced: "This session was taken over by another connection.",
-  shutdown: "The server shut down.",
-  lagging: "The connection could not keep up."
-};
-
-// web/text.ts
-var LIST_ITEM = /^ {2}- (.*)$/;
-function listEntries(text) {
-  return text.split("\n").flatMap((line) => {
-    const entry = LIST_ITEM.exec(line);
-    return entry ? [entry[1]] : [];
-  });
-}
-function completions(input2, context) {
-  const first = /^(\/?)(\S*)$/.exec(input2);
-  if (first) {
-    const [, slash, word] = first;
-    const required = new Set(context.commands.filter((c) => c.argument?.required).map((c) => c.name));
-    const verbs = unique([...context.exits, ...context.commands.map((c) => c.name)]).filter((verb2) => startsWith(verb2, word));
-    return verbs.map((verb2) => `${slash}${verb2}${required.has(verb2) ? " " : ""}`);
-  }
-  const [, head, rawVerb, rest] = /^(\/?(\S+)\s+)(.*)$/s.exec(input2);
-  const verb = rawVerb.toLowerCase();
-  const whole = (names, after) => unique(names).filter((name) => startsWith(name, rest)).map((name) => `${head}${name}${after}`);
-  switch (context.commands.find((c) => c.name === verb || c.aliases.includes(verb))?.argument?.kind) {
-    case "direction":
-      return whole(context.exits, "");
-    case "item_here":
-      return whole(context.items, "");
-    case "item_carried":
-      return whole(context.inventory, "");
-    case "target":
-      return whole([...context.items, ...context.inventory, ...context.people], "");
-    case "character":
-      return whole(context.people, " ");
-    case "message": {
-      const cut = rest.lastIndexOf(" ") + 1;
-      const word = rest.slice(cut);
-      if (word === "") return [];
-      return unique(context.people).filter((name) => startsWith(name, word)).map((name) => `${head}${rest.slice(0, cut)}${name}`);
-    }
-    default:
-      return [];
-  }
-}
-function commonPrefix(candidates) {
-  if (candidates.length === 0) return "";
-  let end = candidates[0].length;
-  for (const other of candidates.slice(1)) {
-    let i = 0;
-    while (i < end && i < other.length && other[i].toLowerCase() === candidates[0][i].toLowerCase()) i++;
-    end = i;
-  }
-  return candidates[0].slice(0, end);
-}
-function startsWith(name, prefix) {
-  return name.toLowerCase().startsWith(prefix.toLowerCase());
-}
-function unique(names) {
-  return [...new Set(names)];
-}
-var COMMAND_MAX_LENGTH = 2e3;
-function utcDate(stamp) {
-  return /* @__PURE__ */ new Date(`${stamp.replace(" ", "T")}Z`);
-}
-function mentions(text, name) {
-  const first = name.split(" ")[0].toLowerCase();
-  return text.toLowerCase().split(/[^\p{L}\p{N}'\u2019-]+/u).some((word) => word.replace(/['\u2019]s$/, "") === first);
-}
-
 // src/shared/roles.ts
 var ROLES = ["player", "worldbuilder", "admin", "superuser"];
 var GRANTS = {
@@ -1065,9 +1087,17 @@ function outranks(actor, target) {
 }
 
 // web/admin.ts
-function onlineText(player) {
-  if (player.is_online_in_world) return `Playing (${player.online_world_ids.join(", ")})`;
-  return player.is_online_account ? "Online" : "Offline";
+var PRESENCE_REFRESH_MS = 500;
+function onlineState(player, sessions) {
+  const mine = sessions.filter((s) => s.username === player.username);
+  const worlds = (list) => [...new Set(list.map((s) => s.world_id ?? "?"))].join(", ");
+  const playing = mine.filter((s) => s.character_name !== null && s.connected);
+  if (playing.length > 0) return { text: `Playing (${worlds(playing)})`, on: true };
+  const linkdead = mine.filter((s) => s.character_name !== null && !s.away);
+  if (linkdead.length > 0) return { text: `Link-dead (${worlds(linkdead)})`, on: false };
+  if (mine.some((s) => s.character_name !== null)) return { text: "Away", on: false };
+  if (mine.some((s) => s.connected)) return { text: "Online", on: true };
+  return { text: mine.length > 0 ? "Logged in, idle" : "Offline", on: false };
 }
 function localTime(utc) {
   if (utc === null) return h("span", { class: "muted", text: "—" });
@@ -1076,7 +1106,7 @@ function localTime(utc) {
   return h("time", { text: date.toLocaleString([], { dateStyle: "short", timeStyle: "short" }), attrs: { datetime: date.toISOString(), title: `${utc} UTC` } });
 }
 function table(headings, rows, empty) {
-  const head = h("tr", {}, ...headings.map((text) => h("th", { text, attrs: { scope: "col" } })));
+  const head = h("tr", {}, ...headings.map((text) => text === "" ? h("th", { attrs: { scope: "col" } }, h("span", { class: "visually-hidden", text: "Actions" })) : h("th", { text, attrs: { scope: "col" } })));
   const body = h("tbody", {}, ...rows);
   if (rows.length === 0) body.append(h("tr", {}, h("td", { class: "muted", text: empty, attrs: { colspan: String(headings.length) } })));
   return h("div", { class: "table-wrap" }, h("table", {}, h("thead", {}, head), body));
@@ -1179,11 +1209,11 @@ function openAdmin(session2, opener) {
       } else actions.push(button("Unban", `Unban ${name}`, () => void manage({ action: "unban", target_username: name })));
     }
     if (player.is_guest && hasPermission(session2.role, "create_users")) {
-      actions.push(button("Make permanent", `Make ${name} permanent`, () => void manage({ action: "make_permanent", target_username: name })));
+      actions.push(button("Make permanent", `Make permanent ${name}`, () => void manage({ action: "make_permanent", target_username: name })));
     }
     if (hasPermission(session2.role, "manage_users")) {
       actions.push(
-        button("Reset password", `Reset the password of ${name}`, async () => {
+        button("Reset password", `Reset password of ${name}`, async () => {
           const password = h("input", { attrs: { type: "password", autocomplete: "new-password" } });
           const sure = await ask({
             question: `New password for ${name}`,
@@ -1197,10 +1227,14 @@ function openAdmin(session2, opener) {
     }
     return actions;
   };
+  let reportsRead = 0;
+  let auditRead = 0;
   const showReports = async () => {
     if (!hasPermission(session2.role, "ban_users")) return;
+    const reading = ++reportsRead;
     const heading = (count) => h("h3", { text: count === null ? "Reports" : `Open reports (${count})`, attrs: { id: "admin-reports" } });
     const listed = await call(api.GET("/admin/reports", { params: { query: { limit: 50 } } }));
+    if (reading !== reportsRead) return;
     if (!listed.ok) {
       reports.replaceChildren(heading(null), h("p", { class: "form-error", text: listed.detail }));
       return;
@@ -1228,8 +1262,10 @@ function openAdmin(session2, opener) {
   };
   const showAudit = async (before) => {
     if (!hasPermission(session2.role, "view_logs")) return;
+    const reading = ++auditRead;
     const heading = h("h3", { text: "Audit log", attrs: { id: "admin-audit" } });
     const page = await call(api.GET("/admin/audit", { params: { query: before === void 0 ? { limit: 50 } : { limit: 50, before } } }));
+    if (reading !== auditRead) return;
     if (!page.ok) {
       audit.replaceChildren(heading, h("p", { class: "form-error", text: page.detail }));
       return;
@@ -1247,7 +1283,7 @@ function openAdmin(session2, opener) {
         h("td", { text: e.door })
       )
     );
-    const older = page.data.next_before === null ? null : button("Older entries", "Older audit entries", () => void showAudit(page.data.next_before));
+    const older = page.data.next_before === null ? null : button("Older entries", "Older entries of the audit log", () => void showAudit(page.data.next_before));
     const shown = before === void 0 ? null : audit.querySelector("tbody");
     if (shown) {
       shown.append(...rows);
@@ -1260,6 +1296,10 @@ function openAdmin(session2, opener) {
     void showReports();
     void showAudit();
     const [players, live] = await Promise.all([call(api.GET("/admin/database/players")), call(api.GET("/admin/database/sessions"))]);
+    const onlineCell = (player) => {
+      const state = onlineState(player, live.ok ? live.data.sessions : []);
+      return h("td", {}, h("span", { class: `dot ${state.on ? "on" : "off"}`, attrs: { "aria-hidden": "true" } }), state.text);
+    };
     if (!players.ok) users.replaceChildren(h("h3", { text: "Users", attrs: { id: "admin-users" } }), h("p", { class: "form-error", text: players.detail }));
     else {
       usernames.replaceChildren(...players.data.players.map((player) => h("option", { attrs: { value: player.username } })));
@@ -1269,7 +1309,7 @@ function openAdmin(session2, opener) {
           { class: player.is_active ? "" : "banned" },
           h("th", { text: player.username, attrs: { scope: "row" } }),
           roleCell(player),
-          h("td", {}, h("span", { class: `dot ${player.is_online_account ? "on" : "off"}`, attrs: { "aria-hidden": "true" } }), onlineText(player)),
+          onlineCell(player),
           accountText(player),
           h("td", { text: String(player.character_count) }),
           h("td", {}, localTime(player.last_login)),
@@ -1297,7 +1337,8 @@ function openAdmin(session2, opener) {
           h("td", { text: row.client_type }),
           h("td", { text: connection(row) }),
           h("td", {}, localTime(row.last_activity)),
-          h("td", {}, kick)
+          // One's own session is left by logging out, not kicked.
+          h("td", {}, row.current ? h("span", { class: "muted", text: "This session" }) : kick)
         );
       });
       sessions.replaceChildren(
@@ -1319,7 +1360,15 @@ function openAdmin(session2, opener) {
   );
   closeButton.addEventListener("click", () => dialog.close());
   refreshButton.addEventListener("click", () => void refresh());
+  let presenceTimer;
+  const presenceChanged = () => {
+    clearTimeout(presenceTimer);
+    presenceTimer = setTimeout(() => void refresh(), PRESENCE_REFRESH_MS);
+  };
+  document.addEventListener(PRESENCE_EVENT, presenceChanged);
   dialog.addEventListener("close", () => {
+    clearTimeout(presenceTimer);
+    document.removeEventListener(PRESENCE_EVENT, presenceChanged);
     dialog.remove();
     opener.focus();
   });
@@ -1542,7 +1591,8 @@ function openBuild(session2, opener) {
   const title = h("p", { class: "muted build-room-id" });
   const nameInput = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
   const descriptionInput = h("textarea", { attrs: { rows: "4", maxlength: "1000" } });
-  const roomForm = h("form", { class: "build-room" }, field("Room name", nameInput), field("Room description", descriptionInput), h("button", { class: "primary", text: "Save room", attrs: { type: "submit" } }));
+  const roomFormId = "build-room-form";
+  const roomForm = h("form", { class: "build-room", attrs: { id: roomFormId } }, field("Room name", nameInput), field("Room description", descriptionInput), h("button", { class: "primary", text: "Save room", attrs: { type: "submit" } }));
   const exitList = h("ul", { class: "things" });
   const digDirection = h("select", {}, ...DIRECTIONS.map((d) => h("option", { text: d, attrs: { value: d } })));
   const digName = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
@@ -1551,6 +1601,22 @@ function openBuild(session2, opener) {
   const itemName = h("input", { attrs: { type: "text", maxlength: "100", autocomplete: "off" } });
   const itemDescription = h("input", { attrs: { type: "text", maxlength: "1000", autocomplete: "off" } });
   const itemForm = h("form", { class: "grant" }, field("Item name", itemName), field("Item description", itemDescription), h("button", { class: "primary", text: "Add item", attrs: { type: "submit" } }));
+  const linkDirection = h("select", {}, ...DIRECTIONS.map((d) => h("option", { text: d, attrs: { value: d } })));
+  const linkTarget = h("select", {});
+  const linkBoth = h("input", { attrs: { type: "checkbox", checked: true } });
+  const linkForm = h(
+    "form",
+    { class: "grant link-exit" },
+    field("Way out", linkDirection),
+    field("To the room", linkTarget),
+    h("label", { class: "check" }, linkBoth, " Both ways"),
+    h("button", { class: "primary", text: "Add exit", attrs: { type: "submit" } })
+  );
+  const conflict = h("div", { class: "conflict", attrs: { role: "alert", hidden: true } });
+  let base = null;
+  const historyList = h("ol", { class: "history" });
+  const historyButton = h("button", { class: "ghost", text: "Show changes", attrs: { type: "button" } });
+  const revertButton = h("button", { class: "small danger", text: "Revert to the package's room", attrs: { type: "button" } });
   const npcs = npcsHere(worldId);
   const errors = scriptErrors(worldId);
   const script = roomScript(async (text) => {
@@ -1568,23 +1634,35 @@ function openBuild(session2, opener) {
     return outcome.ok;
   };
   const roomPath = (roomId) => ({ world_id: worldId, room_id: roomId });
-  const render = () => {
+  const render = (keepEdit = false) => {
     if (!room) return;
     title.textContent = `${room.id} · zone ${room.zone} · version ${room.version}`;
-    nameInput.value = room.name;
-    descriptionInput.value = room.description;
+    if (!keepEdit) {
+      nameInput.value = room.name;
+      descriptionInput.value = room.description;
+      base = { name: room.name, description: room.description };
+      conflict.hidden = true;
+    }
+    revertButton.hidden = room.origin !== "package" || !room.changed;
     script.show(room.script ?? null);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {
         const remove = h("button", { class: "small danger", text: "Remove", attrs: { type: "button", "aria-label": `Remove the exit ${direction}` } });
         remove.addEventListener("click", async () => {
+          const back = OPPOSITE2[direction];
+          const sure = await ask({
+            question: `Remove the exit ${direction}?`,
+            detail: `The way ${direction} to ${to} goes, and so does the way back (${back} from ${to}) if it leads here.`,
+            confirm: "Remove exit"
+          });
+          if (!sure) return;
           const outcome = await call(
             api.DELETE("/api/worlds/{world_id}/rooms/{room_id}/exits/{direction}", {
               params: { path: { ...roomPath(room.id), direction }, query: { version: room.version, two_way: true } }
             })
           );
-          report(outcome, `The exit ${direction} is gone.`);
+          report(outcome, `The exit ${direction} is gone.${unreachableNote(outcome)}`);
           await load();
         });
         return h("li", {}, h("span", { text: `${direction} → ${to}` }), remove);
@@ -1600,12 +1678,34 @@ function openBuild(session2, opener) {
           report(outcome, `${item.name} is gone.`);
           await load();
         });
-        return h("li", {}, h("span", { text: item.name }), remove);
+        const describe = h("button", { class: "small", text: "Describe", attrs: { type: "button", "aria-label": `Describe ${item.name}` } });
+        describe.addEventListener("click", async () => {
+          const text = h("input", { attrs: { type: "text", maxlength: "1000", autocomplete: "off" } });
+          text.value = item.description;
+          if (!await ask({ question: `Describe ${item.name}`, detail: "What players read when they examine it.", confirm: "Save description", fields: [{ element: text, label: "Description" }] })) return;
+          const outcome = await call(
+            api.PATCH("/api/worlds/{world_id}/items/{item_id}", { params: { path: { world_id: worldId, item_id: item.id } }, body: { version: item.version, description: text.value } })
+          );
+          report(outcome, `${item.name} is described anew.`);
+          await load();
+        });
+        return h("li", {}, h("span", { text: item.name }), h("span", { class: "row-actions" }, describe, remove));
       })
     );
     if (items.length === 0) itemList.append(h("li", { class: "muted", text: "Nothing lies here." }));
     const free = DIRECTIONS.filter((d) => room.exits[d] === void 0);
     digDirection.replaceChildren(...free.map((d) => h("option", { text: d, attrs: { value: d } })));
+    linkDirection.replaceChildren(...free.map((d) => h("option", { text: d, attrs: { value: d } })));
+  };
+  const loadTargets = async () => {
+    const listed = await call(api.GET("/api/worlds/{world_id}/rooms", { params: { path: { world_id: worldId } } }));
+    if (!listed.ok || !room) return;
+    const here = room.id;
+    linkTarget.replaceChildren(...listed.data.rooms.filter((r) => r.id !== here).map((r) => h("option", { text: `${r.name} (${r.id})`, attrs: { value: r.id } })));
+  };
+  const unreachableNote = (outcome) => {
+    const lost = outcome.ok ? outcome.data.unreachable ?? [] : [];
+    return lost.length === 0 ? "" : ` Warning: no walk from the world's spawn reaches ${lost.join(", ")} any more.`;
   };
   const load = async () => {
     const where = await call(api.GET("/status/{session_id}", { params: { path: { session_id: session2.id } } }));
@@ -1614,8 +1714,43 @@ function openBuild(session2, opener) {
     if (!read.ok) return void report(read, "");
     room = read.data;
     render();
-    await Promise.all([npcs.load(room.id), errors.load()]);
+    historyList.replaceChildren();
+    historyButton.hidden = false;
+    await Promise.all([npcs.load(room.id), errors.load(), loadTargets()]);
   };
+  const showHistory = async () => {
+    if (!room) return;
+    const roomId = room.id;
+    const listed = await call(api.GET("/api/worlds/{world_id}/changes", { params: { path: { world_id: worldId }, query: { limit: 200 } } }));
+    if (!listed.ok) return void report(listed, "");
+    const mine = listed.data.changes.filter((c) => c.target_type === "room" && c.target_id === roomId);
+    historyList.replaceChildren(
+      ...mine.map((c) => {
+        const when = utcDate(c.created_at);
+        return h("li", {}, h("time", { text: when.toLocaleString([], { dateStyle: "short", timeStyle: "short" }), attrs: { datetime: when.toISOString() } }), ` ${c.actor} · ${c.action} · ${c.via}`);
+      })
+    );
+    if (mine.length === 0) historyList.append(h("li", { class: "muted", text: "No builder has changed this room." }));
+  };
+  historyButton.addEventListener("click", () => void showHistory());
+  revertButton.addEventListener("click", async () => {
+    if (!room) return;
+    const sure = await ask({ question: `Revert ${room.name}?`, detail: "Its name, description and exits become the package's again; the change history keeps this one too.", confirm: "Revert" });
+    if (!sure) return;
+    const outcome = await call(api.POST("/api/worlds/{world_id}/rooms/{room_id}/revert", { params: { path: roomPath(room.id) }, body: { version: room.version } }));
+    report(outcome, "The room is as its package has it again.");
+    await load();
+    await showHistory();
+  });
+  linkForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (!room || !linkTarget.value) return;
+    const direction = linkDirection.value;
+    const body = { direction, to: linkTarget.value, two_way: linkBoth.checked, version: room.version };
+    const exit = await call(api.POST("/api/worlds/{world_id}/rooms/{room_id}/exits", { params: { path: roomPath(room.id) }, body }));
+    report(exit, `An exit ${direction} leads to ${linkTarget.selectedOptions[0]?.text ?? linkTarget.value}${linkBoth.checked ? ` (${OPPOSITE2[direction]} leads back)` : ""}.`);
+    await load();
+  });
   roomForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!room) return;
@@ -1624,8 +1759,30 @@ function openBuild(session2, opener) {
     if (report(outcome, "Room saved.") && outcome.ok) {
       room = { ...outcome.data, items: room.items };
       render();
-    } else await load();
+    } else if (!outcome.ok && outcome.status === 409) await changedMeanwhile();
+    else await load();
   });
+  const changedMeanwhile = async () => {
+    if (!room) return;
+    const read = await call(api.GET("/api/worlds/{world_id}/rooms/{room_id}", { params: { path: roomPath(room.id) } }));
+    if (!read.ok) return void report(read, "");
+    room = read.data;
+    render(true);
+    const was = base ?? { name: "", description: "" };
+    const changes = [
+      room.name !== was.name ? `the name is now "${room.name}"` : null,
+      room.description !== was.description ? `the description is now "${room.description}"` : null
+    ].filter((change) => change !== null);
+    const saveOver = h("button", { class: "primary", text: "Save mine over it", attrs: { type: "submit" } });
+    const discard = h("button", { class: "ghost", text: "Take theirs", attrs: { type: "button" }, onClick: () => render() });
+    conflict.replaceChildren(
+      h("p", { text: `Someone changed this room while you edited it (it is at version ${room.version} now)${changes.length > 0 ? `: ${changes.join("; ")}` : ""}. Your edit is still here.` }),
+      h("div", { class: "row-actions" }, saveOver, discard)
+    );
+    saveOver.setAttribute("form", roomFormId);
+    conflict.hidden = false;
+    saveOver.focus();
+  };
   digForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!room) return;
@@ -1658,9 +1815,16 @@ function openBuild(session2, opener) {
     h("header", {}, h("h2", { text: "Build", attrs: { id: "build-title" } }), closeButton),
     status,
     title,
-    h("section", { attrs: { "aria-labelledby": "build-room" } }, h("h3", { text: "This room", attrs: { id: "build-room" } }), roomForm),
-    h("section", { attrs: { "aria-labelledby": "build-exits" } }, h("h3", { text: "Exits", attrs: { id: "build-exits" } }), exitList, digForm),
+    h("section", { attrs: { "aria-labelledby": "build-room" } }, h("h3", { text: "This room", attrs: { id: "build-room" } }), conflict, roomForm),
+    h("section", { attrs: { "aria-labelledby": "build-exits" } }, h("h3", { text: "Exits", attrs: { id: "build-exits" } }), exitList, digForm, linkForm),
     h("section", { attrs: { "aria-labelledby": "build-items" } }, h("h3", { text: "Items here", attrs: { id: "build-items" } }), itemList, itemForm),
+    h(
+      "section",
+      { attrs: { "aria-labelledby": "build-history" } },
+      h("h3", { text: "History", attrs: { id: "build-history" } }),
+      h("div", { class: "row-actions" }, historyButton, revertButton),
+      historyList
+    ),
     h("section", { attrs: { "aria-labelledby": "build-npcs" } }, h("h3", { text: "NPCs here", attrs: { id: "build-npcs" } }), npcs.element),
     h("section", { attrs: { "aria-labelledby": "build-script" } }, h("h3", { text: "Room script", attrs: { id: "build-script" } }), script.element),
     h("section", { attrs: { "aria-labelledby": "build-errors" } }, h("h3", { text: "Script errors", attrs: { id: "build-errors" } }), errors.element)
@@ -1701,7 +1865,7 @@ var MAX_LOG_LINES = 400;
 var MAX_HISTORY = 100;
 var capitalize = (word) => word.charAt(0).toUpperCase() + word.slice(1);
 function clock(utc) {
-  const date = utcDate(utc);
+  const date = utc === void 0 ? /* @__PURE__ */ new Date() : utcDate(utc);
   const valid = !Number.isNaN(date.getTime());
   return h("time", { text: valid ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "", attrs: { datetime: valid ? date.toISOString() : "" } });
 }
@@ -1712,6 +1876,7 @@ function gameScreen(nav2, session2) {
   let room = null;
   let commands = [];
   let online = [];
+  let linkdead = /* @__PURE__ */ new Set();
   let inventory = [];
   const connection2 = h("span", { class: "connection", attrs: { role: "status" } });
   const banner = h("div", { class: "banner", text: "The server is away. Reconnecting…", attrs: { role: "alert", hidden: true } });
@@ -1722,7 +1887,8 @@ function gameScreen(nav2, session2) {
   const people = h("ul", { class: "things" });
   const npcList = h("ul", { class: "things npcs" });
   const npcBlock = h("div", { attrs: { hidden: true } }, h("h3", { text: "Also here" }), npcList);
-  const log = h("ol", { class: "log", attrs: { role: "log", "aria-live": "polite", "aria-label": "What happens", tabindex: "0" } });
+  const lines = h("ol", { class: "lines" });
+  const log = h("div", { class: "log", attrs: { role: "log", "aria-live": "polite", "aria-label": "What happens", tabindex: "0" } }, lines);
   const command = h("input", {
     attrs: {
       id: "command",
@@ -1758,6 +1924,7 @@ function gameScreen(nav2, session2) {
     h(
       "header",
       { class: "topbar" },
+      h("h1", { class: "visually-hidden", text: `${me} in ${worldName}` }),
       h("span", { class: "brand small" }, h("span", { class: "brand-mark", text: "◆", attrs: { "aria-hidden": "true" } }), ` ${worldName}`),
       h("span", { class: "who-am-i" }, h("strong", { text: me }), h("span", { class: "muted", text: ` · ${session2.username}` })),
       connection2,
@@ -1802,17 +1969,24 @@ function gameScreen(nav2, session2) {
     if (!room) return;
     roomName.textContent = room.name;
     roomDescription.textContent = room.description;
+    const hadFocus = exits.contains(document.activeElement) ? document.activeElement.dataset.direction : void 0;
     exits.replaceChildren(
       ...room.exits.map(
         ({ direction, name }) => h(
           "button",
-          { class: "exit", attrs: { type: "button", "aria-label": `Go ${direction} to ${name}` }, onClick: () => void send(direction) },
+          // The name is the button's text, "North to Ropewalk Bridge", so it says what it shows.
+          { class: "exit", attrs: { type: "button", "data-direction": direction }, onClick: () => void send(direction) },
           h("span", { class: "direction", text: capitalize(direction) }),
+          h("span", { class: "visually-hidden", text: " to " }),
           h("span", { class: "to", text: name })
         )
       )
     );
     if (room.exits.length === 0) exits.append(h("p", { class: "muted", text: "No way out." }));
+    if (hadFocus !== void 0) {
+      const buttons = [...exits.querySelectorAll("button.exit")];
+      (buttons.find((b) => b.dataset.direction === hadFocus) ?? buttons[0] ?? command).focus();
+    }
     items.replaceChildren(
       ...room.items.map(
         ({ name }) => h("li", {}, h("span", { text: name }), h("button", { class: "small", text: "Take", attrs: { type: "button", "aria-label": `Take ${name}` }, onClick: () => void send(`get ${name}`) }))
@@ -1822,7 +1996,7 @@ function gameScreen(nav2, session2) {
     if (room.items.length === 0) items.append(h("li", { class: "muted", text: "Nothing." }));
     people.replaceChildren(
       ...room.characters.map(
-        ({ name, linkdead }) => h("li", {}, h("span", {}, name, ...linkdead ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
+        ({ name, linkdead: linkdead2 }) => h("li", {}, h("span", {}, name, ...linkdead2 ? [h("span", { class: "muted", text: " (link-dead)" })] : []), h("button", { class: "small", text: "Whisper", attrs: { type: "button", "aria-label": `Whisper to ${name}` }, onClick: () => prefill(`whisper ${name} `) }))
       )
     );
     if (room.more_characters > 0) people.append(h("li", { class: "muted", text: `and ${room.more_characters.toLocaleString("en-US")} more` }));
@@ -1837,8 +2011,16 @@ function gameScreen(nav2, session2) {
   };
   const renderSide = () => {
     onlineTitle.textContent = `Online (${online.length})`;
-    onlineList.replaceChildren(...online.map((name) => h("li", { class: name === me ? "me" : "", text: name === me ? `${name} (you)` : name })));
-    inventoryList.replaceChildren(...inventory.map((item) => h("li", { text: item })));
+    onlineList.replaceChildren(
+      ...online.map(
+        (name) => name === me ? h("li", { class: "me", text: `${name} (you)` }) : linkdead.has(name) ? h("li", { class: "linkdead" }, name, h("span", { class: "muted", text: " (link-dead)" })) : h("li", { text: name })
+      )
+    );
+    inventoryList.replaceChildren(
+      ...inventory.map(
+        (item) => h("li", {}, h("span", { text: item }), h("button", { class: "small", text: "Drop", attrs: { type: "button", "aria-label": `Drop ${item}` }, onClick: () => void send(`drop ${item}`) }))
+      )
+    );
     if (inventory.length === 0) inventoryList.append(h("li", { class: "muted", text: "Empty-handed." }));
   };
   let following = true;
@@ -1861,20 +2043,23 @@ function gameScreen(nav2, session2) {
   fit();
   (viewport ?? window).addEventListener("resize", fit);
   const addLine = (line) => {
-    log.append(line);
-    while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild.remove();
+    lines.append(line);
+    while (lines.childElementCount > MAX_LOG_LINES) lines.firstElementChild.remove();
     if (following) toNewest();
   };
+  const happened = (kind, text) => addLine(h("li", { class: `line ${kind}` }, clock(), h("span", { class: "text", text })));
   const write = (kind, text) => addLine(h("li", { class: `line ${kind}`, text }));
   const showRoomInLog = (shown) => addLine(h("li", { class: "line room-entry" }, h("strong", { text: shown.name }), h("span", { text: shown.description })));
   const setRoom = (next) => {
     room = next;
     renderRoom();
   };
+  const rebuilt = (before, after) => before.id === after.id && (before.name !== after.name || before.description !== after.description || before.exits.map((e) => `${e.direction}>${e.to}:${e.name}`).join() !== after.exits.map((e) => `${e.direction}>${e.to}:${e.name}`).join());
   const refreshStatus = async () => {
     const status = await call(api.GET("/status/{session_id}", { params: { path: { session_id: session2.id } } }));
     if (!status.ok) return;
     online = status.data.active_players;
+    linkdead = new Set(status.data.linkdead_players);
     inventory = listEntries(status.data.inventory);
     renderSide();
   };
@@ -1911,7 +2096,8 @@ function gameScreen(nav2, session2) {
       if (lead) write(success ? "reply" : "error", lead);
       setRoom(shown);
       showRoomInLog(shown);
-    } else write(success ? "reply" : "error", message);
+    } else write(success ? "reply" : "error", verb === "who" && success ? `${message}
+(and you, ${me})` : message);
     if (success && !shown && known?.section === "Actions") await Promise.all([refreshRoom(), refreshStatus()]);
     if (success && verb === "who") await refreshStatus();
   };
@@ -1947,7 +2133,9 @@ function gameScreen(nav2, session2) {
   };
   command.addEventListener("keydown", (event) => {
     if (event.key === "Tab" && !event.shiftKey && !event.altKey && !event.ctrlKey) {
-      if (command.value.trim() !== "" && complete()) event.preventDefault();
+      if (command.value.trim() === "") return;
+      event.preventDefault();
+      if (!complete()) hint.textContent = "Nothing to complete.";
       return;
     }
     cycle = null;
@@ -1989,7 +2177,7 @@ function gameScreen(nav2, session2) {
         if (!room.npcs.some((npc) => npc.id === id)) room.npcs.push({ id, name: event.character });
       } else if (room && event.character !== me && !room.characters.some((c) => c.name === event.character)) room.characters.push({ name: event.character, linkdead: false });
       renderRoom();
-      write(event.npc ? "movement from-npc" : "movement", movementLine("arrive", event.character, event.direction, event.cause));
+      happened(event.npc ? "movement from-npc" : "movement", movementLine("arrive", event.character, event.direction, event.cause));
     },
     leave: (event) => {
       if (room && event.npc) {
@@ -1997,7 +2185,7 @@ function gameScreen(nav2, session2) {
         if (index >= 0) room.npcs.splice(index, 1);
       } else if (room) room.characters = room.characters.filter((c) => c.name !== event.character);
       renderRoom();
-      write(event.npc ? "movement from-npc" : "movement", movementLine("leave", event.character, event.direction, event.cause));
+      happened(event.npc ? "movement from-npc" : "movement", movementLine("leave", event.character, event.direction, event.cause));
     },
     item: (event) => {
       if (room && (event.action === "take" || event.action === "vanish")) {
@@ -2005,13 +2193,28 @@ function gameScreen(nav2, session2) {
         if (index >= 0) room.items.splice(index, 1);
       } else room?.items.push({ name: event.item });
       renderRoom();
-      write("movement", itemLine(event));
+      happened("movement", itemLine(event));
     },
     presence: (event) => {
       online = event.online ? [.../* @__PURE__ */ new Set([...online, event.character])].sort() : online.filter((name) => name !== event.character);
+      if (event.linkdead && event.online) linkdead.add(event.character);
+      else linkdead.delete(event.character);
+      const here = room?.characters.find((c) => c.name === event.character);
+      if (here) {
+        here.linkdead = linkdead.has(event.character);
+        renderRoom();
+      }
       renderSide();
+      document.dispatchEvent(new CustomEvent(PRESENCE_EVENT));
     },
-    room: (event) => setRoom(event.room),
+    room: (event) => {
+      const before = room;
+      setRoom(event.room);
+      if (before && rebuilt(before, event.room)) {
+        write("system", "The room changes around you.");
+        showRoomInLog(event.room);
+      }
+    },
     announcement: (event) => {
       addLine(h("li", { class: "line announcement" }, clock(event.sent_at), h("span", { class: "text", text: announcementLine(event) })));
       notices.notice(true);

@@ -97,7 +97,7 @@ export function announcementLine(event: Pick<components['schemas']['Announcement
 /** Why the server ended the session's stream, as the player reads it. */
 export const END_TEXT: Record<EndReason, string> = {
   kick: 'An administrator ended your session.',
-  ban: 'Your account has been banned.',
+  ban: 'Your account has been banned: it is deactivated, and cannot log in until staff unban it.',
   deleted: 'Your account has been deleted.',
   logout: 'You were logged out (from another window?).',
   expiry: 'Your session expired.',

@@ -3,7 +3,8 @@
  * (`.ci/run` installs it) driven by playwright-core, which downloads no browser of its own.
  * `MUD_CHROMIUM` names another binary.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { Context } from 'mocha';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
@@ -84,6 +85,23 @@ export async function typeCommand({ page }: PlayPage, command: string): Promise<
 /** The page's log lines that show `text`. */
 export function logLine({ page }: PlayPage, text: string | RegExp) {
   return page.locator('.log li').filter({ hasText: text });
+}
+
+/** axe-core's engine, injected into the page by the tests themselves (no CDN, no inline script tag the page's CSP would refuse). */
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * What axe-core finds wrong on the page as it is now (every rule of its default set), one line
+ * per violated rule with the elements it found; `within` narrows the check to an element (a
+ * dialog). Evaluated through the browser's protocol, which the page's CSP does not apply to.
+ */
+export async function accessibilityViolations({ page }: PlayPage, within?: string): Promise<string[]> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) await page.evaluate(AXE);
+  const context = within === undefined ? 'document' : `document.querySelector(${JSON.stringify(within)})`;
+  const found = (await page.evaluate(
+    `axe.run(${context}, { resultTypes: ['violations'] }).then((r) => JSON.stringify(r.violations.map((v) => ({ id: v.id, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }))))`,
+  )) as string;
+  return (JSON.parse(found) as Array<{ id: string; help: string; nodes: string[] }>).map((v) => `${v.id}: ${v.help} (${v.nodes.join('; ')})`);
 }
 
 /** Failed requests while a test stops the server, and answers the page handles (401 after a kick). */

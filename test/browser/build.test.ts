@@ -69,7 +69,7 @@ describe(`play client: the Build panel (${DB_NAME})`, function () {
     await dialog.getByRole('textbox', { name: 'New room name' }).fill('Lamplit Cellar');
     await dialog.getByRole('button', { name: 'Dig' }).click();
     await dialog.getByText('You dig down to Lamplit Cellar (up leads back).').waitFor();
-    await player.page.getByRole('button', { name: 'Go down to Lamplit Cellar' }).waitFor();
+    await player.page.getByRole('button', { name: 'Down to Lamplit Cellar' }).waitFor();
 
     await dialog.getByRole('textbox', { name: 'Item name' }).fill('Dusty Lantern');
     await dialog.getByRole('textbox', { name: 'Item description' }).fill('A tin lantern furred with dust.');

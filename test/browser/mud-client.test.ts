@@ -113,7 +113,7 @@ describe(`telnet door with a real MUD client (${DB_NAME})`, function () {
       client.type('north');
       await client.waitFor('=== Ropewalk Bridge ===');
       await logLine(page, `${tina} leaves north.`).waitFor();
-      await page.page.getByRole('button', { name: 'Go north to Ropewalk Bridge' }).click();
+      await page.page.getByRole('button', { name: 'North to Ropewalk Bridge' }).click();
       await client.waitFor(`${anna.name} arrives from the south.`);
       expect(page.errors).to.deep.equal([]);
     } finally {

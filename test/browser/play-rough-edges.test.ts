@@ -302,7 +302,7 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     await dialog.getByRole('button', { name: `Ban ${mara.username}` }).waitFor();
 
     // Make permanent.
-    await row(mara.username).getByRole('button', { name: `Make ${mara.username} permanent` }).click();
+    await row(mara.username).getByRole('button', { name: `Make permanent ${mara.username}` }).click();
     await dialog.getByRole('status').filter({ hasText: `${mara.username}'s account is now permanent` }).waitFor();
     // The status comes first, then the table is read again.
     await row(mara.username).locator('td', { hasText: /^Permanent$/ }).waitFor();
@@ -339,7 +339,7 @@ describe(`play client: rough edges (${DB_NAME})`, function () {
     await dialog.getByRole('status').filter({ hasText: "Successfully changed rolling's role to worldbuilder" }).waitFor();
     expect((await server.db('users').where({ username: 'rolling' }).first()).role).to.equal('worldbuilder');
 
-    await dialog.getByRole('button', { name: 'Reset the password of rolling' }).click();
+    await dialog.getByRole('button', { name: 'Reset password of rolling' }).click();
     const reset = page.getByRole('dialog', { name: 'New password for rolling' });
     await reset.getByLabel('New password').fill('Brass-Otter-Lamp-7');
     await reset.getByRole('button', { name: 'Set password' }).click();

@@ -115,7 +115,7 @@ describe(`play client (${DB_NAME})`, function () {
       expect(await heard.getAttribute('class')).to.contain('say');
       expect(await heard.locator('.speaker').textContent()).to.equal(`${anna.name} says:`);
 
-      await a.page.getByRole('button', { name: 'Go north to Ropewalk Bridge' }).click();
+      await a.page.getByRole('button', { name: 'North to Ropewalk Bridge' }).click();
       await a.page.locator('#room-name', { hasText: 'Ropewalk Bridge' }).waitFor();
       await logLine(b, `${anna.name} leaves north.`).waitFor();
       await b.page.locator('.room .things li').filter({ hasText: anna.name }).waitFor({ state: 'detached' });

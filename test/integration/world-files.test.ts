@@ -151,14 +151,21 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
       ['broken-exit', (zone) => (zone.rooms.chandlers_row.exits.north = 'nowhere'), "zones/canal_quarter.json: rooms.chandlers_row.exits.north: unknown room 'nowhere'"],
       ['duplicate', (zone) => (zone.rooms.bell_stair = { ...zone.rooms.chandlers_row, id: 'bell_stair' }), "zones/bellwatch.json: rooms.bell_stair: duplicate room id 'bell_stair'"],
       ['no-spawn', (_zone, world) => (world.default_spawn.room = 'nowhere'), "world.json: default_spawn.room: unknown room 'nowhere' in zone 'canal_quarter'"],
-      ['unreachable', (zone) => (zone.rooms.chandlers_row.exits = { west: 'lockkeepers_square', up: 'bellwatch:bell_stair' }), "zones/canal_quarter.json: rooms.sooty_heron_taproom: unreachable from the default spawn room 'lockkeepers_square'"],
     ];
     for (const [name, edit, message] of cases) {
       const dir = brokenCopy(name, edit);
       const res = await cli(['world-check', dir]);
       expect(res.code, name).to.equal(1);
-      expect(res.stderr, name).to.contain(path.join(dir, message.split(':')[0]!)).and.contain(message.slice(message.indexOf(':')));
+      expect(res.stderr, name).to.contain(`error: ${path.join(dir, message.split(':')[0]!)}`).and.contain(message.slice(message.indexOf(':')));
     }
+  });
+
+  it('world-check warns of rooms no walk from the spawn reaches, as the server accepts them (issue 35): exit 0', async () => {
+    const dir = brokenCopy('unreachable', (zone) => (zone.rooms.chandlers_row.exits = { west: 'lockkeepers_square', up: 'bellwatch:bell_stair' }));
+    const res = await cli(['world-check', dir]);
+    expect(res.code).to.equal(0);
+    expect(res.stderr).to.contain(`warning: ${path.join(dir, 'zones/canal_quarter.json')}: rooms.sooty_heron_taproom: unreachable from the default spawn room 'lockkeepers_square'`);
+    expect(res.stdout).to.match(/^World 'emberwick' is sound \(\d+ warnings?\): /);
   });
 
   it('world-check compiles every script and names the file and line of a syntax error', async () => {
@@ -166,6 +173,6 @@ describe('mud-server world-export and world-check (SQLite, child processes)', fu
     writeFileSync(path.join(dir, 'scripts', 'maud.js'), 'function onEnter(actor) {\n  self.say("hello";\n}\n');
     const res = await cli(['world-check', dir]);
     expect(res.code).to.equal(1);
-    expect(res.stderr).to.match(new RegExp(`^${path.join(dir, 'scripts', 'maud.js').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: npcs\\.maud\\.script: SyntaxError: `, 'm'));
+    expect(res.stderr).to.match(new RegExp(`^error: ${path.join(dir, 'scripts', 'maud.js').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: npcs\\.maud\\.script: SyntaxError: `, 'm'));
   });
 });

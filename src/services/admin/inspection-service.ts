@@ -15,7 +15,8 @@ type Schemas = components['schemas'];
 const CONNECTION_WINDOW_MINUTES = 30;
 
 /** A listed session; `idleSince`: a request after it keeps a session connected ([presence] idle_seconds). */
-function toSessionRow(r: Record<string, unknown>, idleSince: string): Schemas['SessionRow'] {
+/** `callerId`: the session asking, whose row is marked `current`. */
+function toSessionRow(r: Record<string, unknown>, idleSince: string, callerId?: number): Schemas['SessionRow'] {
   const openStreams = Number(r.open_streams ?? 0);
   const lastActivity = String(r.last_activity);
   const disconnectedAt = (r.disconnected_at as string | null) ?? null;
@@ -31,6 +32,7 @@ function toSessionRow(r: Record<string, unknown>, idleSince: string): Schemas['S
     open_streams: openStreams,
     connected: openStreams > 0 || (lastActivity > idleSince && (disconnectedAt === null || lastActivity > disconnectedAt)),
     away: Boolean(r.away),
+    ...(callerId === undefined ? {} : { current: Number(r.id) === callerId }),
   };
 }
 
@@ -108,7 +110,7 @@ export class InspectionService {
   async sessions(caller: AuthenticatedSession): Promise<Schemas['SessionRow'][]> {
     const now = this.clock();
     const rows = await this.repo.sessions(now, { worldId: this.scope(caller), orderBy: 'created_at' });
-    return rows.map((r) => toSessionRow(r, this.idleSince(now)));
+    return rows.map((r) => toSessionRow(r, this.idleSince(now), caller.id));
   }
 
   async locations(caller: AuthenticatedSession): Promise<Schemas['LocationRow'][]> {

@@ -139,8 +139,9 @@ export function buildCommands(build: BuildService): RoomCommand[] {
     })),
     verb('@unexit', '@unexit <direction>', 'Close the exit that way (one-way)', asBuilder(async (builder, actor, room, args) => {
       const direction = args.trim().toLowerCase();
-      await build.removeExit(builder, actor.worldId, room.id, 'current', direction, false);
-      return `You close the exit ${direction}.`;
+      const changed = await build.removeExit(builder, actor.worldId, room.id, 'current', direction, false);
+      const lost = (changed.unreachable ?? []).map((id) => build.roomName(actor.worldId, id));
+      return `You close the exit ${direction}.${lost.length === 0 ? '' : `\nWarning: no walk from the world's spawn reaches ${lost.join(', ')} any more.`}`;
     })),
     verb('@create', '@create <item name>', 'Make an item here', asBuilder(async (builder, actor, room, args) => {
       const item = await build.createItem(builder, actor.worldId, room.id, { name: args, description: `${args.trim()}, nothing more.` });

@@ -23,7 +23,7 @@ import { Conflict, Forbidden, InvalidInput, NotFound } from '../../shared/errors
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Npc, type Room, type World } from '../worlds/world-loader.ts';
-import { itemDescription, itemName, itemScript, WorldDraft, type NpcWrite, type RoomWrite } from '../worlds/world-overlay.ts';
+import { itemDescription, itemName, itemScript, unreachableRooms, WorldDraft, type NpcWrite, type RoomWrite } from '../worlds/world-overlay.ts';
 import type { Limit } from '../limits/limits.ts';
 import type { WorldSync } from './world-sync.ts';
 import { plainText } from '../../shared/plain-text.ts';
@@ -315,7 +315,11 @@ export class BuildService {
         delete theirs[back];
         this.putRoom(w, { ...stored(there), exits: theirs }, 'exit.remove', there);
       }
-      return this.roomWithItems(w.draft.pkg, w.draft.world, w.draft.room(roomId) ?? next, w.trx);
+      // Allowed, as the package check allows it (a warning): builders hear which rooms no walk reaches since this change.
+      const before = new Set(unreachableRooms(w.draft.world));
+      const rooms = new Map([...w.draft.world.rooms.keys()].flatMap((id) => (w.draft.room(id) ? [[id, w.draft.room(id)!] as const] : [])));
+      const unreachable = unreachableRooms({ ...w.draft.world, rooms }).filter((id) => !before.has(id));
+      return { ...(await this.roomWithItems(w.draft.pkg, w.draft.world, w.draft.room(roomId) ?? next, w.trx)), unreachable };
     });
   }
 
@@ -381,6 +385,11 @@ export class BuildService {
       if (item.roomId !== null) this.itemSeen(w, item.roomId, view.name, 'vanish');
       return { success: true, message: `Item ${id} (${view.name}) deleted.` };
     });
+  }
+
+  /** A room's name as the world now has it (its id when it has none). */
+  roomName(worldId: string, roomId: string): string {
+    return this.worlds.get(worldId)?.rooms.get(roomId)?.name ?? roomId;
   }
 
   /** The items lying in a room, as builders see them (the game's `@idesc` and `@destroy` pick among them by name). */

@@ -98,17 +98,20 @@ function packageScripts(world: World): Array<{ key: string; script: Script }> {
 
 /**
  * Keys the check found wrong, one message each naming file and key (and line, for a script that
- * does not compile with `compile`); empty: the package is sound.
+ * does not compile with `compile`); empty: the package is sound. Rooms no walk from the default
+ * spawn reaches are `warnings`: the server loads such a package, and builders may leave rooms so
+ * (an `@unexit`), so the check tells of them without failing it.
  */
-export async function checkWorldPackage(dir: string, compile: ScriptCheck): Promise<{ world: World | null; problems: string[] }> {
+export async function checkWorldPackage(dir: string, compile: ScriptCheck): Promise<{ world: World | null; problems: string[]; warnings: string[] }> {
   let world: World;
   try {
     world = await loadWorld(path.resolve(dir));
   } catch (err) {
-    if (err instanceof WorldLoadError) return { world: null, problems: [err.message] };
+    if (err instanceof WorldLoadError) return { world: null, problems: [err.message], warnings: [] };
     throw err;
   }
-  const problems = unreachableRooms(world).map((id) => {
+  const problems: string[] = [];
+  const warnings = unreachableRooms(world).map((id) => {
     const room = world.rooms.get(id)!;
     return `${path.join(path.resolve(dir), 'zones', `${room.zoneId}.json`)}: rooms.${id}: unreachable from the default spawn room '${world.defaultSpawn.room}'`;
   });
@@ -116,5 +119,5 @@ export async function checkWorldPackage(dir: string, compile: ScriptCheck): Prom
     const error = compile(script.source);
     if (error) problems.push(`${path.join(path.resolve(dir), script.file ?? '')}${error.line === null ? '' : `:${error.line}`}: ${key}: ${error.message}`);
   }
-  return { world, problems };
+  return { world, problems, warnings };
 }
