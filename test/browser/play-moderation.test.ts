@@ -76,6 +76,8 @@ describe(`play client: moderation (${DB_NAME})`, function () {
     const player = await play();
     await enter(player, rowdy.username, rowdy.name);
     await typeCommand(player, 'say rude words');
+    // Stored once the page shows it (its own chat comes back by the stream): the report's chat has it.
+    await logLine(player, 'rude words').waitFor();
     await okCmd(reporter, `report ${rowdy.name} says rude words all day`);
 
     const staff = await play();
