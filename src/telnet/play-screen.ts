@@ -268,7 +268,9 @@ const EVENTS: { readonly [K in StreamEventName]: (c: TelnetConnection, data: obj
   },
   presence: (c, data) => {
     const e = data as Schemas['PresenceEvent'];
-    c.terminal.styled(`${e.character} is ${e.online ? 'now online' : 'no longer online'}.`);
+    // With `linkdead`, a character still online lost its connection or has it again.
+    if (e.linkdead !== undefined) c.terminal.styled(e.linkdead ? `${e.character} is link-dead.` : `${e.character} is connected again.`);
+    else c.terminal.styled(`${e.character} is ${e.online ? 'now online' : 'no longer online'}.`);
   },
   room: (c, data) => room(c, data as Schemas['RoomEvent']),
   announcement: (c, data) => c.terminal.styled(announcementLine(data as Schemas['AnnouncementEvent'])),

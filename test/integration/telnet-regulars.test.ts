@@ -169,6 +169,8 @@ describe(`telnet door for regulars (${DB_NAME})`, function () {
     back.line('say back again');
     await watcher.client.read(`${dropped.name} says: back again`);
     expect(watcher.client.all).not.to.contain(`${dropped.name} leaves the world.`);
+    expect(watcher.client.all).to.contain(`${dropped.name} is link-dead.`);
+    expect(watcher.client.all.split(`${dropped.name} is now online.`), 'online once, when it first came').to.have.length(2);
     expect(watcher.client.all.split(`${dropped.name} steps into the world.`)).to.have.length(2);
     expect(await sessions()).to.have.length(1);
     // Connected again once the new connection's stream is known (its lease is written in the background).
