@@ -1,6 +1,6 @@
 // Built by scripts/build-play.ts from web/: edit those sources, then run `npm run play`.
 
-// ../../work/main/node_modules/openapi-fetch/dist/index.mjs
+// node_modules/openapi-fetch/dist/index.mjs
 var PATH_PARAM_RE = /\{[^{}]+\}/g;
 var supportsRequestInitExt = () => {
   return typeof process === "object" && Number.parseInt(process?.versions?.node?.substring(0, 2)) >= 18 && process.versions.undici;
