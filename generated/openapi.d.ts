@@ -243,7 +243,11 @@ export interface paths {
         };
         /**
          * Read rows of one of the server's tables
-         * @description Permission VIEW_LOGS. Only the server's own tables. Secret columns (`users.password_hash`, `sessions.token_hash`) read as `[redacted]`.
+         * @description Permission VIEW_LOGS. Only the server's own tables. Secret columns (`users.password_hash`,
+         *     `sessions.token_hash`) read as `[redacted]`. `character_locations`, the reference
+         *     server's table of where characters stand (which its admin client reads), is answered from
+         *     `characters` with its columns `character_id`, `world_id`, `room_id` and `updated_at`;
+         *     it is not one of the tables listed.
          */
         get: operations["adminReadTable"];
         put?: never;
@@ -294,6 +298,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/database/worlds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every world with the characters online there
+         * @description Permission VIEW_LOGS. One row per world of the catalog, by id: whether anyone plays it now,
+         *     and each session playing a character there (unexpired and not away: the characters the
+         *     world's lists show online), most recent activity first. The reference server's shape; each
+         *     session is named by its handle (`session_id`, never its token), which
+         *     `POST /admin/session/kick` takes, and its character can be kicked with
+         *     `POST /admin/character/kick`.
+         */
+        get: operations["adminListWorldStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/database/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server's tables with their columns and foreign keys
+         * @description Permission VIEW_LOGS. The tables of `GET /admin/database/tables`, by name, each with its
+         *     column names and its foreign keys (the referential actions as the database names them:
+         *     `CASCADE`, `SET NULL`, `NO ACTION`, …). The reference server's shape.
+         */
+        get: operations["adminReadSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/session/kick": {
         parameters: {
             query?: never;
@@ -313,6 +364,57 @@ export interface paths {
          *     log (`GET /admin/audit`), with the `reason` when one is given.
          */
         post: operations["adminKickSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/character/kick": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disconnect every session playing a character
+         * @description Permission KICK_USERS. Ends every session bound to the character, with the rank rule of
+         *     `POST /admin/session/kick`: the caller must outrank the character's owner (403
+         *     otherwise), except for the caller's own characters. An unknown character answers 404;
+         *     one nobody plays answers 200 with `success` false. A kick done is recorded in the audit
+         *     log as `kick`, with the `reason` when one is given.
+         */
+        post: operations["adminKickCharacter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/character/manage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Tombstone or delete a character
+         * @description Permission MANAGE_USERS (superusers). The caller must outrank the character's owner (403
+         *     otherwise; a character without an owner, or the caller's own, may always be managed).
+         *     Either action first ends every session playing the character.
+         *     `tombstone` keeps the character without an owner, renamed `tombstone_<id>` (its name is
+         *     free again), with its place, belongings and history; a tombstoned character answers 400.
+         *     `delete` removes it, its scores and axis events with it; what it carried is put down
+         *     where it stood. Chat it wrote keeps its name. Recorded in the audit log as
+         *     `tombstone_character` or `delete_character`.
+         */
+        post: operations["adminManageCharacter"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1769,10 +1871,12 @@ export interface components {
             is_online_in_world: boolean;
             online_world_ids: string[];
         };
-        /** @description An unexpired session. Its token is a secret and never listed; `id` names the session instead. */
+        /** @description An unexpired session. Its token is a secret and never listed; `id` (and `session_id`, the same as a string) names the session instead. */
         SessionRow: {
             /** @description The session's handle, not a secret and never reused; `POST /admin/session/kick` accepts it (as a decimal string) in `target_session_id`. */
             id: number;
+            /** @description The handle `id` in decimal, named as the reference server's rows name the session, so that its clients kick the right one with it (`target_session_id`). Never the session's token, which no listing shows. */
+            session_id: string;
             /** @description Event streams (`GET /events`, telnet connections) open for the session now, on every server instance. */
             open_streams: number;
             /** @description An event stream is open, or the session made a request within `[presence] idle_seconds` (and since its last stream closed). A session with a character that is not connected is link-dead. */
@@ -2394,9 +2498,70 @@ export interface components {
         };
         KickRequest: {
             session_id?: components["schemas"]["SessionId"];
-            /** @description The session to end, by its handle (a session row `id` as a decimal string, e.g. `7`, as the session listings show it) or by its token. Anything that names no live session answers 200 with `success` false. */
+            /** @description The session to end, by its handle (a session row's `session_id`, its `id` as a decimal string, e.g. `7`, as the session listings show it) or by its token. Anything that names no live session answers 200 with `success` false. */
             target_session_id: string;
             reason?: components["schemas"]["StaffReason"];
+        };
+        CharacterKickRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            character_id: number;
+            reason?: components["schemas"]["StaffReason"];
+        };
+        CharacterKickResult: {
+            /** @description Whether any session was ended. */
+            success: boolean;
+            message: string;
+            removed_sessions: number;
+        };
+        ManageCharacterRequest: {
+            session_id?: components["schemas"]["SessionId"];
+            character_id: number;
+            /**
+             * @description Surrounding spaces and letter case are ignored.
+             * @enum {string}
+             */
+            action: "tombstone" | "delete";
+        };
+        WorldStatusList: {
+            worlds: components["schemas"]["WorldStatus"][];
+        };
+        WorldStatus: {
+            world_id: string;
+            name: string;
+            description: string;
+            is_active: boolean;
+            /** @description A session plays a character there now. */
+            is_online: boolean;
+            active_session_count: number;
+            active_character_count: number;
+            /** @description The latest activity of those sessions; null when none. */
+            last_activity: string | null;
+            active_characters: components["schemas"]["WorldStatusSession"][];
+        };
+        /** @description A session playing a character of the world. */
+        WorldStatusSession: {
+            character_id: number;
+            character_name: string;
+            username: string;
+            /** @description The session's handle (its row id in decimal), never its token. */
+            session_id: string;
+            last_activity: string;
+            client_type: string;
+        };
+        SchemaList: {
+            tables: components["schemas"]["SchemaTable"][];
+        };
+        SchemaTable: {
+            name: string;
+            columns: string[];
+            foreign_keys: components["schemas"]["ForeignKey"][];
+        };
+        ForeignKey: {
+            from_column: string;
+            ref_table: string;
+            ref_column: string;
+            on_update: string;
+            on_delete: string;
         };
         CreateUserRequest: {
             session_id?: components["schemas"]["SessionId"];
@@ -2585,7 +2750,7 @@ export interface components {
          * @description What a staff member did (`deactivate` is recorded as `ban`).
          * @enum {string}
          */
-        AuditAction: "ban" | "unban" | "delete" | "change_role" | "change_password" | "make_permanent" | "mute" | "unmute" | "kick" | "world_access" | "resolve_report" | "wall";
+        AuditAction: "ban" | "unban" | "delete" | "change_role" | "change_password" | "make_permanent" | "mute" | "unmute" | "kick" | "world_access" | "resolve_report" | "wall" | "tombstone_character" | "delete_character";
         AuditEntry: {
             id: number;
             created_at: string;
@@ -3498,6 +3663,7 @@ export interface operations {
                      *       "connections": [
                      *         {
                      *           "id": 7,
+                     *           "session_id": "7",
                      *           "username": "mira",
                      *           "character_name": null,
                      *           "world_id": null,
@@ -3701,6 +3867,7 @@ export interface operations {
                      *       "sessions": [
                      *         {
                      *           "id": 7,
+                     *           "session_id": "7",
                      *           "username": "mira",
                      *           "character_name": null,
                      *           "world_id": null,
@@ -3714,6 +3881,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "id": 5,
+                     *           "session_id": "5",
                      *           "username": "wren",
                      *           "character_name": "Wren Ashdown",
                      *           "world_id": "emberwick",
@@ -3744,6 +3912,11 @@ export interface operations {
                 session_id?: components["parameters"]["SessionIdQuery"];
                 /** @example 100 */
                 limit?: number;
+                /**
+                 * @description Only this world's messages (the reference server's filter). Within the caller's world when the caller's session is bound, so another world lists nothing.
+                 * @example emberwick
+                 */
+                world_id?: string;
             };
             header?: never;
             path?: never;
@@ -3773,6 +3946,133 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ChatMessageList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminListWorldStatus: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Worlds. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "worlds": [
+                     *         {
+                     *           "world_id": "emberwick",
+                     *           "name": "Emberwick",
+                     *           "description": "A canal town.",
+                     *           "is_active": true,
+                     *           "is_online": true,
+                     *           "active_session_count": 1,
+                     *           "active_character_count": 1,
+                     *           "last_activity": "2026-11-21 20:20:00",
+                     *           "active_characters": [
+                     *             {
+                     *               "character_id": 4,
+                     *               "character_name": "Wren Ashdown",
+                     *               "username": "wren",
+                     *               "session_id": "7",
+                     *               "last_activity": "2026-11-21 20:20:00",
+                     *               "client_type": "web"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "world_id": "hollow_spire",
+                     *           "name": "The Hollow Spire",
+                     *           "description": "A tower of many floors.",
+                     *           "is_active": true,
+                     *           "is_online": false,
+                     *           "active_session_count": 0,
+                     *           "active_character_count": 0,
+                     *           "last_activity": null,
+                     *           "active_characters": []
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorldStatusList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminReadSchema: {
+        parameters: {
+            query?: {
+                /** @description The session token, when it is not sent as `Authorization: Bearer`. */
+                session_id?: components["parameters"]["SessionIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tables. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tables": [
+                     *         {
+                     *           "name": "sessions",
+                     *           "columns": [
+                     *             "id",
+                     *             "token_hash",
+                     *             "user_id",
+                     *             "character_id",
+                     *             "world_id",
+                     *             "client_type",
+                     *             "created_at",
+                     *             "last_activity",
+                     *             "expires_at"
+                     *           ],
+                     *           "foreign_keys": [
+                     *             {
+                     *               "from_column": "character_id",
+                     *               "ref_table": "characters",
+                     *               "ref_column": "id",
+                     *               "on_update": "NO ACTION",
+                     *               "on_delete": "SET NULL"
+                     *             },
+                     *             {
+                     *               "from_column": "user_id",
+                     *               "ref_table": "users",
+                     *               "ref_column": "id",
+                     *               "on_update": "NO ACTION",
+                     *               "on_delete": "CASCADE"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SchemaList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3825,6 +4125,142 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "Insufficient permissions to manage user with role 'superuser'"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminKickCharacter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "character_id": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["CharacterKickRequest"];
+            };
+        };
+        responses: {
+            /** @description Outcome. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Disconnected 1 session(s) for Mara Vell.",
+                     *       "removed_sessions": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CharacterKickResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The role lacks KICK_USERS, or does not outrank the character's owner. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Insufficient permissions to manage user with role 'admin'"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such character. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Character not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    adminManageCharacter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "character_id": 3,
+                 *       "action": "tombstone"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ManageCharacterRequest"];
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "message": "Character 'Mara Vell' tombstoned."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SuccessMessage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The role lacks MANAGE_USERS, or does not outrank the character's owner. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Insufficient permissions to manage user with role 'superuser'"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such character. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Character not found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -5066,6 +5502,11 @@ export interface operations {
                  * @example emberwick
                  */
                 world_id?: string;
+                /**
+                 * @description Accepted for the reference server's clients and without effect. There it hides the `<username>_char` characters older versions created for each account; this server creates none.
+                 * @example true
+                 */
+                exclude_legacy_defaults?: boolean;
             };
             header?: never;
             path?: never;

@@ -337,7 +337,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     sessions,
     accounts,
     telnetSettings: new TelnetSettingsService(new TelnetSettingsRepository(db), clock),
-    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, permissions, worlds, hasher, clock, presence, events, audit }),
+    userAdmin: new UserAdminService({ db, users, sessions: sessionRepository, characters, items: gameRepository, permissions, worlds, hasher, clock, presence, events, audit }),
     audit,
     reports,
     announcements,

@@ -155,12 +155,17 @@ export const EXAMPLE_FLOW: ReadonlyArray<[string, Actor?]> = [
   ['adminReadTable'],
   ['adminListSessions'],
   ['adminListChatMessages'],
+  ['adminListWorldStatus'],
+  ['adminReadSchema'],
   ['adminKickSession'],
   ['adminCreateUser'],
   ['adminSetWorldAccess'],
   ['adminCreateCharacter'],
   ['adminCharacterAxisState'],
   ['adminCharacterAxisEvents'],
+  // Character 3 is an account's below the caller: on a fresh install the one login-direct made
+  // and plays, in the denial matrix the one adminCreateCharacter made.
+  ['adminKickCharacter'],
   ['adminManageUser'],
   ['adminWall'],
   ['adminListReports'],
@@ -208,5 +213,7 @@ export const EXAMPLE_FLOW: ReadonlyArray<[string, Actor?]> = [
   ['revertWorldNpc'],
   ['listScriptErrors'],
   ['listWorldChanges'],
+  // The same character 3, tombstoned last: nothing after it needs it.
+  ['adminManageCharacter'],
   ['adminStopServer'],
 ];

@@ -36,12 +36,16 @@ const MINIMUM_ROLE: Readonly<Record<string, Role>> = {
   adminReadTable: 'admin',
   adminListSessions: 'admin',
   adminListChatMessages: 'admin',
+  adminListWorldStatus: 'admin',
+  adminReadSchema: 'admin',
   adminCharacterAxisState: 'admin',
   adminCharacterAxisEvents: 'admin',
   adminReadLedger: 'admin',
   adminListAudit: 'admin',
   // Admin actions.
   adminKickSession: 'admin', // KICK_USERS
+  adminKickCharacter: 'admin', // KICK_USERS
+  adminManageCharacter: 'superuser', // MANAGE_USERS
   adminCreateUser: 'admin', // CREATE_USERS
   adminCreateCharacter: 'admin', // CREATE_USERS
   adminManageUser: 'admin', // the example bans: BAN_USERS (change_role, delete, change_password: MANAGE_USERS)

@@ -37,7 +37,7 @@ describe('readable contract errors', () => {
       path: '/body/action',
     },
     { name: 'below the minimum', method: 'GET', url: '/admin/database/chat-messages?limit=0', as: 'admin', detail: 'limit: must be at least 1', path: '/query/limit' },
-    { name: 'unknown query parameter', method: 'GET', url: '/characters?colour=red', as: 'player', detail: 'colour: is not a known query parameter', path: '/query/colour' },
+    { name: 'session_id where the operation takes none', method: 'GET', url: '/health?session_id=00000000-0000-4000-8000-000000000000', as: 'none', detail: 'session_id: is not a known query parameter', path: '/query/session_id' },
     { name: 'empty', method: 'POST', url: '/login', body: { username: '', password: 'secret' }, as: 'none', detail: 'username: must not be empty', path: '/body/username' },
   ];
 

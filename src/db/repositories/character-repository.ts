@@ -118,6 +118,22 @@ export class CharacterRepository {
     return insertedId(row);
   }
 
+  /**
+   * Tombstones the character: no owner, and `name`, which frees its old name; the row, its
+   * place, items and history stay. False when it is gone.
+   */
+  async tombstone(id: number, name: string, now: string, trx: Knex): Promise<boolean> {
+    const changed = await trx('characters')
+      .where({ id })
+      .update({ user_id: null, name, name_key: nameKey(name), name_skeleton: nameSkeleton(name), updated_at: now });
+    return changed === 1;
+  }
+
+  /** Removes the character; its scores, axis events and ignores go with it (foreign keys). False when it is gone. */
+  async delete(id: number, trx: Knex): Promise<boolean> {
+    return (await trx('characters').where({ id }).delete()) === 1;
+  }
+
   /** Stores a state snapshot; the base snapshot is written once, at creation. */
   async saveState(
     id: number,

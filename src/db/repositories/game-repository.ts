@@ -152,6 +152,11 @@ export class GameRepository {
     return moved === 1;
   }
 
+  /** Puts everything the character holds into the room; returns how many items were moved. */
+  async dropAll(characterId: number, roomId: string, trx: Knex): Promise<number> {
+    return trx('item_instances').where({ character_id: characterId }).update({ room_id: roomId, character_id: null });
+  }
+
   private activeSessions(q: Knex.QueryBuilder, worldId: string, now: Date): Knex.QueryBuilder {
     return q
       .join('sessions as s', 's.character_id', 'c.id')

@@ -2,7 +2,7 @@
  * Read-only SQL behind the admin database listings. Only the server's own tables can be
  * read, and secret columns are redacted here, so no caller can forget to.
  */
-import type { Db } from '../database.ts';
+import { isPostgres, type Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { countRows, tableNames } from '../tables.ts';
 
@@ -16,6 +16,18 @@ export const SECRET_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   sessions: ['token_hash'],
 };
 export const REDACTED = '[redacted]';
+
+/** A foreign key column and what it points to, with its referential actions (`CASCADE`, `SET NULL`, `NO ACTION`, …). */
+export interface ForeignKey {
+  from_column: string;
+  ref_table: string;
+  ref_column: string;
+  on_update: string;
+  on_delete: string;
+}
+
+/** pg_constraint's action codes, in the words SQLite's pragma uses. */
+const PG_ACTIONS: Readonly<Record<string, string>> = { a: 'NO ACTION', r: 'RESTRICT', c: 'CASCADE', n: 'SET NULL', d: 'SET DEFAULT' };
 
 export interface ColumnInfo {
   name: string;
@@ -51,6 +63,42 @@ export class InspectionRepository {
     const rows: Array<Record<string, unknown>> = await this.db(table).select(columns).orderBy(columns[0] ?? '').limit(limit).offset(offset);
     const secret = new Set(SECRET_COLUMNS[table] ?? []);
     return rows.map((row) => columns.map((c) => (secret.has(c) ? REDACTED : row[c])));
+  }
+
+  /** The table's foreign keys, a row per column pair, by column; `table` must come from tableNames(). */
+  async foreignKeys(table: string): Promise<ForeignKey[]> {
+    if (isPostgres(this.db)) {
+      const result = await this.db.raw(
+        `select a.attname as from_column, r.relname as ref_table, ra.attname as ref_column, k.confupdtype as on_update, k.confdeltype as on_delete
+         from pg_constraint k
+         cross join lateral unnest(k.conkey, k.confkey) as u(col, ref_col)
+         join pg_attribute a on a.attrelid = k.conrelid and a.attnum = u.col
+         join pg_class r on r.oid = k.confrelid
+         join pg_attribute ra on ra.attrelid = k.confrelid and ra.attnum = u.ref_col
+         where k.contype = 'f' and k.conrelid = (quote_ident(current_schema()) || '.' || quote_ident(?))::regclass
+         order by a.attname, r.relname`,
+        [table],
+      );
+      const rows = (result as { rows: Array<Record<string, string>> }).rows;
+      return rows.map((r) => ({ from_column: r.from_column!, ref_table: r.ref_table!, ref_column: r.ref_column!, on_update: PG_ACTIONS[r.on_update!] ?? r.on_update!, on_delete: PG_ACTIONS[r.on_delete!] ?? r.on_delete! }));
+    }
+    const rows: Array<{ from: string; table: string; to: string | null; on_update: string; on_delete: string }> = await this.db.raw(
+      'select "from", "table", "to", on_update, on_delete from pragma_foreign_key_list(?) order by "from", "table"',
+      [table],
+    );
+    // A key without its column names the referenced table's primary key: `id` for every table of ours.
+    return rows.map((r) => ({ from_column: r.from, ref_table: r.table, ref_column: r.to ?? 'id', on_update: r.on_update, on_delete: r.on_delete }));
+  }
+
+  /** The worlds table, by id. */
+  async worlds(): Promise<Array<Record<string, unknown>>> {
+    return this.db('worlds').select('id', 'name', 'description', 'is_active').orderBy('id');
+  }
+
+  /** Where characters stand, as rows of the reference server's `character_locations` (character_id, world_id, room_id, updated_at). */
+  async characterLocations(limit: number, offset: number): Promise<unknown[][]> {
+    const rows: Array<Record<string, unknown>> = await this.db('characters').select('id', 'world_id', 'room_id', 'updated_at').orderBy('id').limit(limit).offset(offset);
+    return rows.map((r) => [r.id, r.world_id, r.room_id, r.updated_at]);
   }
 
   async players(): Promise<Array<Record<string, unknown>>> {

@@ -199,6 +199,14 @@ export class SessionRepository {
     return ended;
   }
 
+  /** Ends every session bound to the character, read first then deleted (as deleteForUser on SQLite; locked as read on PostgreSQL); returns them. */
+  async deleteForCharacter(characterId: number, trx: Knex.Transaction): Promise<EndedSession[]> {
+    const query = trx('sessions').where({ character_id: characterId }).select('id', 'character_id');
+    const ended = endedSessions(await (isPostgres(trx) ? query.forUpdate() : query));
+    if (ended.length > 0) await trx('sessions').whereIn('id', ended.map((s) => s.id)).delete();
+    return ended;
+  }
+
   /**
    * Ends the account's sessions of `clientType` bound to the character, but `exceptId`, that no
    * instance holds an unexpired stream lease for (nothing is connected through them); returns

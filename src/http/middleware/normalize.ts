@@ -1,13 +1,15 @@
 /**
  * Body fields the specification reads trimmed and lower-cased (the role of a new account, the
- * action and new role of user management). They are normalized before the contract checks
- * them against its enums, so ` Worldbuilder ` is a worldbuilder and SDKs still get an enum.
+ * action and new role of user management; the action of character management likewise). They
+ * are normalized before the contract checks them against its enums, so ` Worldbuilder ` is a
+ * worldbuilder and SDKs still get an enum.
  */
 import type { RequestHandler } from 'express';
 
 const CASE_INSENSITIVE: Readonly<Record<string, readonly string[]>> = {
   '/admin/user/create': ['role'],
   '/admin/user/manage': ['action', 'new_role'],
+  '/admin/character/manage': ['action'],
 };
 
 export const normalizeCaseInsensitiveFields: RequestHandler = (req, _res, next) => {

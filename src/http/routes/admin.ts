@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { InspectionService } from '../../services/admin/inspection-service.ts';
-import type { UserAdminService } from '../../services/admin/user-admin-service.ts';
+import type { CharacterAction, UserAdminService } from '../../services/admin/user-admin-service.ts';
 import type { SessionService } from '../../services/accounts/session-service.ts';
 import type { AuditLog } from '../../services/moderation/audit.ts';
 import type { ReportService } from '../../services/moderation/reports.ts';
@@ -47,7 +47,13 @@ export function adminRouter({ sessions, inspection, userAdmin, audit, reports, a
     res.json({ sessions: await inspection.sessions(sessionOf(res)) });
   });
   router.get('/admin/database/chat-messages', ...viewLogs, async (req, res) => {
-    res.json({ messages: await inspection.chatMessages(sessionOf(res), queryInt(req.query.limit, 100)) });
+    res.json({ messages: await inspection.chatMessages(sessionOf(res), queryInt(req.query.limit, 100), queryText(req.query.world_id) ?? undefined) });
+  });
+  router.get('/admin/database/worlds', ...viewLogs, async (_req, res) => {
+    res.json({ worlds: await inspection.worldStatus() });
+  });
+  router.get('/admin/database/schema', ...viewLogs, async (_req, res) => {
+    res.json({ tables: await inspection.schema() });
   });
 
   router.get('/admin/audit', ...viewLogs, async (req, res) => {
@@ -69,6 +75,14 @@ export function adminRouter({ sessions, inspection, userAdmin, audit, reports, a
   router.post('/admin/session/kick', withBodySession, requirePermission('kick_users'), async (req, res) => {
     const b = req.body as { target_session_id: string; reason?: string };
     res.json(await userAdmin.kick(sessionOf(res), String(b.target_session_id), b.reason, 'http'));
+  });
+  router.post('/admin/character/kick', withBodySession, requirePermission('kick_users'), async (req, res) => {
+    const b = req.body as { character_id: number; reason?: string };
+    res.json(await userAdmin.kickCharacter(sessionOf(res), b.character_id, b.reason, 'http'));
+  });
+  router.post('/admin/character/manage', withBodySession, requirePermission('manage_users'), async (req, res) => {
+    const b = req.body as { character_id: number; action: CharacterAction };
+    res.json(await userAdmin.manageCharacter(sessionOf(res), b.character_id, b.action, 'http'));
   });
   router.post('/admin/user/create', withBodySession, requirePermission('create_users'), async (req, res) => {
     const b = req.body as { username: string; role: string; password: string; password_confirm: string };

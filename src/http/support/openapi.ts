@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { parse } from 'yaml';
 import { rememberRouteMatchers } from './route-matchers.ts';
 
@@ -36,7 +36,8 @@ function validatorFor(document: OpenApiDocument, validateResponses: boolean): Re
     OpenApiValidator.middleware({
       // The validator annotates the document it is given; keep ours pristine for /openapi.json.
       apiSpec: structuredClone(document) as never,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
+      // Ignored, as the reference server does (docs/decisions.md, "Platform"); strayQuerySession() keeps one exception.
+      validateRequests: { allowUnknownQueryParameters: true, coerceTypes: false, allErrors: true },
       validateResponses,
       validateFormats: true,
       // The bearer scheme is one of two ways to present a session; authenticate() checks both.
@@ -44,6 +45,43 @@ function validatorFor(document: OpenApiDocument, validateResponses: boolean): Re
       ignoreUndocumented: false,
     }) as RequestHandler[],
   );
+}
+
+interface ContractParameter {
+  name?: string;
+  in?: string;
+  $ref?: string;
+}
+
+/** `METHOD /path/{template}` of every operation that takes `session_id` in its query. */
+function querySessionOperations(document: OpenApiDocument): Set<string> {
+  const shared = (document as { components?: { parameters?: Record<string, ContractParameter> } }).components?.parameters ?? {};
+  const resolve = (p: ContractParameter): ContractParameter => (p.$ref ? (shared[p.$ref.split('/').pop()!] ?? p) : p);
+  const found = new Set<string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    const common = ((item.parameters as ContractParameter[] | undefined) ?? []).map(resolve);
+    for (const [method, op] of Object.entries(item)) {
+      const own = (((op as { parameters?: ContractParameter[] }).parameters ?? []) as ContractParameter[]).map(resolve);
+      if ([...common, ...own].some((p) => p.in === 'query' && p.name === 'session_id')) found.add(`${method.toUpperCase()} ${path}`);
+    }
+  }
+  return found;
+}
+
+/**
+ * Unknown query parameters are ignored, but a `session_id` sent in the query of an operation
+ * that takes none is answered 400 naming it, as the validator would: ignored, it would leave the
+ * request without a session and a valid one would be told it expired (401).
+ */
+function strayQuerySession(takesIt: Set<string>): (req: Request) => unknown {
+  return (req) => {
+    const route = (req as Request & { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
+    if (route === undefined || !Object.hasOwn(req.query as object, 'session_id')) return undefined;
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    if (takesIt.has(`${method} ${route}`)) return undefined;
+    const message = "Unknown query parameter 'session_id'";
+    return { status: 400, message, errors: [{ path: '/query/session_id', message }] };
+  };
 }
 
 /**
@@ -56,5 +94,6 @@ export function contractValidator(contract: Contract, validateResponses: boolean
   const everything = validatorFor(contract.document, validateResponses);
   const gamePaths = Object.fromEntries(GAME_PATHS.map((p) => [p, contract.document.paths[p]!]));
   const game = validatorFor({ ...contract.document, paths: gamePaths }, validateResponses);
-  return (req, res, next) => (GAME_REQUEST.test(req.path) ? game : everything)(req, res, next);
+  const straySession = strayQuerySession(querySessionOperations(contract.document));
+  return (req, res, next) => (GAME_REQUEST.test(req.path) ? game : everything)(req, res, (err?: unknown) => next(err ?? straySession(req)));
 }

@@ -11,6 +11,19 @@ import type { AuthenticatedSession } from '../accounts/session-service.ts';
 
 type Schemas = components['schemas'];
 
+/**
+ * A session's handle as the reference server's clients read it from `session_id`: its row id in
+ * decimal, which `POST /admin/session/kick` accepts, never the token (docs/decisions.md).
+ */
+const sessionHandle = (id: number): string => String(id);
+
+/**
+ * `character_locations`, the reference server's table of where characters stand, which its
+ * admin client reads by name: here the room is a column of `characters`, so the reader answers
+ * that name from there (docs/decisions.md, "Accounts and sessions").
+ */
+const CHARACTER_LOCATIONS = 'character_locations';
+
 /** Sessions idle longer than this do not count as connections. */
 const CONNECTION_WINDOW_MINUTES = 30;
 
@@ -22,6 +35,7 @@ function toSessionRow(r: Record<string, unknown>, idleSince: string, callerId?: 
   const disconnectedAt = (r.disconnected_at as string | null) ?? null;
   return {
     id: Number(r.id),
+    session_id: sessionHandle(Number(r.id)),
     username: String(r.username),
     character_name: (r.character_name as string | null) ?? null,
     world_id: (r.world_id as string | null) ?? null,
@@ -129,8 +143,11 @@ export class InspectionService {
     });
   }
 
-  async chatMessages(caller: AuthenticatedSession, limit: number): Promise<Schemas['ChatMessageRow'][]> {
-    const rows = await this.repo.chatMessages(limit, this.scope(caller));
+  /** `worldId` narrows the listing to that world, within the caller's (another world than the caller's lists nothing). */
+  async chatMessages(caller: AuthenticatedSession, limit: number, worldId?: string): Promise<Schemas['ChatMessageRow'][]> {
+    const scope = this.scope(caller);
+    if (worldId !== undefined && scope !== undefined && worldId !== scope) return [];
+    const rows = await this.repo.chatMessages(limit, worldId ?? scope);
     return rows.map((r) => ({
       id: Number(r.id),
       username: String(r.username),
@@ -149,7 +166,48 @@ export class InspectionService {
     );
   }
 
+  /** Each table with its column names and foreign keys, in the reference server's shape. */
+  async schema(): Promise<Schemas['SchemaTable'][]> {
+    const names = await this.repo.tableNames();
+    return Promise.all(
+      names.map(async (name) => ({ name, columns: (await this.repo.columns(name)).map((c) => c.name), foreign_keys: await this.repo.foreignKeys(name) })),
+    );
+  }
+
+  /**
+   * Every world with the characters online there (an unexpired session that is not away plays
+   * them, as the lists show them) and the sessions that play them, newest activity first.
+   */
+  async worldStatus(): Promise<Schemas['WorldStatus'][]> {
+    const [worlds, sessions] = await Promise.all([this.repo.worlds(), this.repo.sessions(this.clock(), { orderBy: 'last_activity' })]);
+    const playing = sessions.filter((s) => s.character_id !== null && s.world_id !== null && !s.away);
+    return worlds.map((w) => {
+      const here = playing.filter((s) => s.world_id === w.id);
+      return {
+        world_id: String(w.id),
+        name: String(w.name),
+        description: String(w.description),
+        is_active: Boolean(w.is_active),
+        is_online: here.length > 0,
+        active_session_count: here.length,
+        active_character_count: new Set(here.map((s) => Number(s.character_id))).size,
+        last_activity: here.length > 0 ? String(here[0]!.last_activity) : null,
+        active_characters: here.map((s) => ({
+          character_id: Number(s.character_id),
+          character_name: String(s.character_name),
+          username: String(s.username),
+          session_id: sessionHandle(Number(s.id)),
+          last_activity: String(s.last_activity),
+          client_type: String(s.client_type),
+        })),
+      };
+    });
+  }
+
   async table(name: string, limit: number, offset: number): Promise<{ table: string; columns: string[]; rows: unknown[][] }> {
+    if (name === CHARACTER_LOCATIONS) {
+      return { table: name, columns: ['character_id', 'world_id', 'room_id', 'updated_at'], rows: await this.repo.characterLocations(limit, offset) };
+    }
     const names = await this.repo.tableNames();
     if (!names.includes(name)) throw new NotFound(`Table '${name}' does not exist`);
     const columns = (await this.repo.columns(name)).map((c) => c.name);

@@ -9,6 +9,8 @@ import type { Db } from '../../db/database.ts';
 import { toDbTime, type Clock } from '../../db/clock.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { UserRecord, UserRepository } from '../../db/repositories/user-repository.ts';
+import type { CharacterRecord, CharacterRepository } from '../../db/repositories/character-repository.ts';
+import type { GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
@@ -23,6 +25,13 @@ import { hasPermission, isRole, outranks, rank, type Permission, type Role } fro
 import { MAX_REASON_CHARACTERS, staffText, type AuditLog, type AuditRecord, type Door } from '../moderation/audit.ts';
 
 type SuccessMessage = components['schemas']['SuccessMessage'];
+type CharacterKickResult = components['schemas']['CharacterKickResult'];
+
+/** What `POST /admin/character/manage` does to a character (docs/decisions.md, "Accounts and sessions"). */
+export type CharacterAction = components['schemas']['ManageCharacterRequest']['action'];
+
+/** A tombstoned character's name: free of its old one, and told apart by the reference's clients by its prefix. */
+const tombstoneName = (characterId: number): string => `tombstone_${characterId}`;
 
 const MANAGE_ACTIONS = ['change_role', 'ban', 'deactivate', 'unban', 'delete', 'change_password', 'make_permanent', 'mute', 'unmute'] as const;
 type ManageAction = 'change_role' | 'ban' | 'unban' | 'delete' | 'change_password' | 'make_permanent' | 'mute' | 'unmute';
@@ -79,6 +88,9 @@ export interface UserAdminDeps {
   db: Db;
   users: UserRepository;
   sessions: SessionRepository;
+  characters: CharacterRepository;
+  /** Where a deleted character's belongings are put down. */
+  items: GameRepository;
   permissions: WorldPermissionRepository;
   worlds: WorldCatalog;
   hasher: PasswordHasher;
@@ -274,6 +286,67 @@ export class UserAdminService {
       return count;
     });
     return removed > 0 ? { success: true, message: 'Session disconnected' } : { success: false, message: 'Session not found' };
+  }
+
+  /**
+   * Ends every session playing the character, under the kick's rank rule: the caller must
+   * outrank the character's owner, unless the character is the caller's own. 404 for an
+   * unknown character; none playing it answers `success` false and records nothing.
+   */
+  async kickCharacter(actor: AuthenticatedSession, characterId: number, rawReason: string | undefined, door: Door): Promise<CharacterKickResult> {
+    const { character, owner } = await this.characterInReach(actor, characterId);
+    const reason = staffText(rawReason, MAX_REASON_CHARACTERS, 'reason');
+    const removed = await this.d.db.transaction(async (trx) => {
+      const ended = await this.d.sessions.deleteForCharacter(character.id, trx);
+      if (ended.length > 0) {
+        await this.d.presence.ended(ended, 'kick', trx);
+        const detail = `character ${character.id} (${character.name}): ${ended.length} session${ended.length === 1 ? '' : 's'}`;
+        await this.d.audit.record(actor, door, { action: 'kick', target: owner && { id: owner.id, username: owner.username }, reason, detail }, trx);
+      }
+      return ended.length;
+    });
+    return removed > 0
+      ? { success: true, message: `Disconnected ${removed} session(s) for ${character.name}.`, removed_sessions: removed }
+      : { success: false, message: `No active sessions found for ${character.name}.`, removed_sessions: 0 };
+  }
+
+  /**
+   * Tombstones or deletes a character (MANAGE_USERS, checked by the route) under the rank rule of
+   * kickCharacter. Either ends the sessions playing it first. A tombstone keeps the row without an
+   * owner, renamed `tombstone_<id>`; a delete removes it, its belongings put down where it stood.
+   * The audit entry is written first, in the same transaction.
+   */
+  async manageCharacter(actor: AuthenticatedSession, characterId: number, action: CharacterAction, door: Door): Promise<SuccessMessage> {
+    const { character, owner } = await this.characterInReach(actor, characterId);
+    if (action === 'tombstone' && character.userId === null && character.name === tombstoneName(character.id)) {
+      throw new InvalidInput(`Character '${character.name}' is already tombstoned`);
+    }
+    const now = toDbTime(this.d.clock());
+    await this.d.db.transaction(async (trx) => {
+      const record = { action: action === 'tombstone' ? ('tombstone_character' as const) : ('delete_character' as const), target: owner && { id: owner.id, username: owner.username } };
+      await this.d.audit.record(actor, door, { ...record, detail: `character ${character.id} (${character.name}) in ${character.worldId}` }, trx);
+      // Before the name changes or the row goes: the character leaves its room as it was known.
+      await this.d.presence.ended(await this.d.sessions.deleteForCharacter(character.id, trx), 'deleted', trx);
+      if (action === 'tombstone') {
+        if (!(await this.d.characters.tombstone(character.id, tombstoneName(character.id), now, trx))) throw new NotFound('Character not found');
+        return;
+      }
+      const room = character.roomId ?? this.d.worlds.get(character.worldId)?.defaultSpawn.room ?? null;
+      if (room !== null && (await this.d.items.dropAll(character.id, room, trx)) > 0) {
+        await this.d.events.publish({ type: 'world.changed', worldId: character.worldId, roomIds: [], itemRoomIds: [room], characterIds: [character.id] }, trx);
+      }
+      if (!(await this.d.characters.delete(character.id, trx))) throw new NotFound('Character not found');
+    });
+    return { success: true, message: action === 'tombstone' ? `Character '${character.name}' tombstoned.` : `Character '${character.name}' deleted.` };
+  }
+
+  /** The character and its owner (null when detached), 404 when unknown, 403 when the owner is not below the caller (the caller's own characters excepted). */
+  private async characterInReach(actor: AuthenticatedSession, characterId: number): Promise<{ character: CharacterRecord; owner: UserRecord | null }> {
+    const character = await this.d.characters.findById(characterId);
+    if (!character) throw new NotFound('Character not found');
+    const owner = character.userId === null ? null : ((await this.d.users.findById(character.userId)) ?? null);
+    if (owner && owner.id !== actor.userId && !outranks(actor.role, owner.role)) throw outranked(owner.role);
+    return { character, owner };
   }
 
   private async findSession(target: string): Promise<SessionRecord | undefined> {
