@@ -2,7 +2,8 @@
  * `npm test`: the suite on SQLite and, when MUD_TEST_DATABASE_URL is set, on PostgreSQL at the
  * same time (each run's servers have their own database, and most of a run is spent waiting on
  * sockets and timers, so two runs share the machine well). The unit tests and the browser tests
- * (Chromium, TinTin++) do not depend on the database and run once, in the SQLite run. Output
+ * (Chromium, TinTin++) do not depend on the database and run once, in the SQLite run, but for
+ * the reference's web clients, which read each database's own schema and tables. Output
  * lines carry their run's name; the log ends with one `<database>: N passing, N failing, N
  * pending` line per run, the pending tests of each run counted by the reason they gave
  * (test/reporter.ts), and the totals in TAP's summary form (`# tests`, `# pass`, `# fail`,
@@ -28,6 +29,7 @@ const files = args.filter((arg) => arg.endsWith('.ts'));
 const options = args.filter((arg) => !arg.endsWith('.ts'));
 const integration = ['test/integration/**/*.test.ts'];
 const everything = ['test/unit/**/*.test.ts', ...integration, 'test/browser/**/*.test.ts'];
+const onEveryDatabase = [...integration, 'test/browser/reference-clients.test.ts'];
 
 if (process.env.CI && !process.env.MUD_TEST_DATABASE_URL) {
   console.error('CI runs the suite on PostgreSQL too, but MUD_TEST_DATABASE_URL is not set (the tests of several instances, workers and nginx need it): start PostgreSQL and set it, e.g. postgres://postgres@127.0.0.1:5432/test');
@@ -35,7 +37,7 @@ if (process.env.CI && !process.env.MUD_TEST_DATABASE_URL) {
 }
 
 const runs: Run[] = [{ name: 'sqlite', env: { MUD_TEST_DB: 'sqlite' }, specs: files.length > 0 ? files : everything }];
-if (process.env.MUD_TEST_DATABASE_URL) runs.push({ name: 'postgresql', env: { MUD_TEST_DB: 'postgres' }, specs: files.length > 0 ? files : integration });
+if (process.env.MUD_TEST_DATABASE_URL) runs.push({ name: 'postgresql', env: { MUD_TEST_DB: 'postgres' }, specs: files.length > 0 ? files : onEveryDatabase });
 
 interface Outcome {
   code: number;

@@ -8,13 +8,13 @@
  * Last-Event-ID resume loses no chat.
  *
  * nginx runs as a child of the test with its own prefix, configuration, pid, logs and temp paths
- * in a temporary folder, on an ephemeral port. Without nginx (Debian's package, /usr/sbin/nginx,
+ * in a temporary folder, on an ephemeral port (test/helpers/nginx.ts). Without nginx (Debian's package, /usr/sbin/nginx,
  * or the binary MUD_NGINX names) the test is skipped with a message, and fails under CI.
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { freePort } from '../helpers/free-port.ts';
@@ -24,14 +24,14 @@ import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cl
 import { openStream, type SseStream } from '../helpers/sse.ts';
 import { usePostgres } from '../helpers/test-server.ts';
 import { needs, ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
+import { NGINX, NGINX_REMEDY, startNginx, writeNginxConf } from '../helpers/nginx.ts';
 import { GOOD_PASSWORD } from '../helpers/accounts.ts';
 import { uniqueName } from '../helpers/players.ts';
 
-const NGINX = process.env.MUD_NGINX ?? '/usr/sbin/nginx';
 const REFERENCE = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'nginx', 'mud-server.conf');
 
-/** The reference configuration with this test's instances and port, inside an http block of its own paths. */
-function nginxConf(dir: string, port: number, instances: number[]): string {
+/** The reference configuration with this test's instances and port. */
+function nginxSnippet(port: number, instances: number[]): string {
   let snippet = readFileSync(REFERENCE, 'utf8');
   const replace = (from: string, to: string): void => {
     if (!snippet.includes(from)) throw new Error(`deploy/nginx/mud-server.conf no longer has '${from}'`);
@@ -43,16 +43,7 @@ function nginxConf(dir: string, port: number, instances: number[]): string {
   // would grow them to megabytes), so that what nginx holds for a client that does not read
   // shows after a little.
   replace('listen 127.0.0.1:8000;', `listen 127.0.0.1:${port} sndbuf=16k;\n    add_header X-Upstream-Addr $upstream_addr always;`);
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((name) => {
-    const folder = path.join(dir, name);
-    mkdirSync(folder);
-    // nginx's workers drop root for an unprivileged user, who must be able to write here.
-    chmodSync(folder, 0o777);
-    return `  ${name}_temp_path ${folder};`;
-  });
-  // The server's X-Accel-Buffering: no would switch buffering off by itself; ignored here, the
-  // streams' going out at once is the configuration's doing (proxy_buffering off).
-  return `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n  proxy_ignore_headers X-Accel-Buffering;\n${temp.join('\n')}\n${snippet}\n}\n`;
+  return snippet;
 }
 
 interface Reply {
@@ -88,7 +79,7 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
 
   before(async function () {
     if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
-    needs(this, `nginx at ${NGINX}`, existsSync(NGINX), 'apt-get install nginx, or set MUD_NGINX');
+    needs(this, `nginx at ${NGINX}`, existsSync(NGINX), NGINX_REMEDY);
     db = await throwAwayDatabase();
     const env = {
       DATABASE_URL: db.url,
@@ -107,18 +98,12 @@ describe('nginx in front of two instances (deploy/nginx/mud-server.conf)', funct
       ports.push(Number(new URL(String((await server.waitFor((l) => l.message === 'Server listening', 60_000)).url)).port));
     }
     dir = mkdtempSync(path.join(tmpdir(), 'mud-nginx-'));
-    chmodSync(dir, 0o755);
     const port = await freePort();
-    writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, ports));
-    nginx = spawn(NGINX, ['-p', `${dir}/`, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`, '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // The server's X-Accel-Buffering: no would switch buffering off by itself; ignored here, the
+    // streams' going out at once is the configuration's doing (proxy_buffering off).
+    writeNginxConf(dir, nginxSnippet(port, ports), '  proxy_ignore_headers X-Accel-Buffering;\n');
     url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 15_000;
-    for (;;) {
-      const reply = await call(url, 'GET', '/health').catch(() => null);
-      if (reply?.status === 200) break;
-      if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not answer: ${existsSync(path.join(dir, 'error.log')) ? readFileSync(path.join(dir, 'error.log'), 'utf8') : ''}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    nginx = await startNginx(dir, async () => (await call(url, 'GET', '/health')).status === 200);
   });
 
   after(async () => {
