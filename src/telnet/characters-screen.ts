@@ -6,6 +6,7 @@
 import type { WorldEntry } from '../services/worlds/world-access.ts';
 import type { TelnetConnection } from './connection.ts';
 import { colour, config, quit, type Screen } from './screen.ts';
+import { ambiguousAnswer, resolveName } from '../shared/name-match.ts';
 import { enter } from './play-screen.ts';
 
 /** The account's characters in every world it may enter (what `play <number>` counts in), and the worlds. */
@@ -34,7 +35,10 @@ async function play(c: TelnetConnection, rest: string): Promise<void> {
   const wanted = rest.trim();
   if (c.characters.length === 0) await loadCharacters(c);
   const byNumber = /^\d+$/.test(wanted) ? c.characters[Number(wanted) - 1] : undefined;
-  const character = byNumber ?? c.characters.find((ch) => ch.name.toLowerCase() === wanted.normalize('NFC').toLowerCase());
+  // A name as players type names (src/shared/name-match.ts): in any case, or a start of it.
+  const named = byNumber ? { found: byNumber } : resolveName(c.characters, (ch) => ch.name, wanted.normalize('NFC'));
+  if (named && !('found' in named)) return c.terminal.print(ambiguousAnswer(wanted, named.ambiguous));
+  const character = named?.found;
   if (!character) {
     c.terminal.print(wanted ? `You have no character '${wanted}'. Type list to see them.` : 'Play whom? Type play <number or name>.');
     return;

@@ -94,7 +94,8 @@ describe(`names as players type them (${DB_NAME})`, function () {
     await client.read('Username: ');
     client.line(`connect tinaplayer ${GOOD_PASSWORD}`);
     expect(await client.read('Type play')).to.contain('Logged in as TinaPlayer.');
-    client.line('play 1');
+    // The character by the start of its name, in any case.
+    client.line(`play ${String(created.body.character_name).slice(0, 3).toLowerCase()}`);
     await client.read('[Exits]:');
     client.line('tell het evening');
     await client.read(`You tell ${hettie.name}: evening`);
