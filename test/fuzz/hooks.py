@@ -9,8 +9,10 @@ are also valid for the server's business rules (and the session travels one way 
   exactly one (a stale one answers 409, which is expected).
 - Positive cases get a password confirmation equal to the password, passwords that pass the
   STANDARD policy, and usernames and character names nobody has taken yet (and with no
-  reserved word). Negative cases are left alone, so the fuzzer still checks that broken
-  requests are refused.
+  reserved word); a report resolved with a note that says something; building names and
+  descriptions that are not blank once kept as plain text (controls and invisible characters
+  dropped, then trimmed); scripts that compile (whether a text is JavaScript, no schema says).
+  Negative cases are left alone, so the fuzzer still checks that broken requests are refused.
 """
 import itertools
 import os
@@ -61,9 +63,22 @@ def _fix_body(method: str, path: str, body: dict) -> None:
             body.setdefault("new_role", "player")
         if action == "change_password":
             body.setdefault("new_password", _password(n))
+    if path.startswith("/admin/reports/") and isinstance(body.get("note"), str) and not _visible(body["note"]):
+        body["note"] = "Looked into it."
+    if path.startswith("/api/worlds/"):
+        for key in ("name", "description"):
+            if isinstance(body.get(key), str) and not _visible(body[key]):
+                body[key] = f"Fuzz {_letters(n)}"
+        if isinstance(body.get("script"), str) and body["script"].strip():
+            body["script"] = "function onSay(actor, text) { self.say(text); }"
     if (method, path) == ("POST", "/admin/llm/command") and "server_url" in body:
         # Only the configured language-model servers are allowed (400 otherwise).
         body["server_url"] = LLM_URL
+
+
+def _visible(text: str) -> bool:
+    """Whether anything is left of a text kept as plain text: a printable character that is not a space."""
+    return any(ch.isprintable() and not ch.isspace() for ch in text)
 
 
 def _is_positive(case) -> bool:

@@ -177,7 +177,7 @@ describe('the reference clients’ API', function () {
       // The name is free: a new guest takes it.
       expect((await server.post('/register-guest', { password: 'Quiet-Lantern-42', password_confirm: 'Quiet-Lantern-42', character_name: p.name })).status).to.equal(200);
       const again = await server.post('/admin/character/manage', { character_id: p.characterId, action: 'tombstone' }, bearer(superuser));
-      expect([again.status, again.body.detail]).to.deep.equal([400, `Character 'tombstone_${p.characterId}' is already tombstoned`]);
+      expect([again.status, again.body.detail]).to.deep.equal([409, `Character 'tombstone_${p.characterId}' is already tombstoned`]);
     });
 
     it('delete: sessions end, the row goes, what it carried is put down where it stood, its chat keeps its name', async () => {

@@ -14,7 +14,7 @@ import type { GameRepository } from '../../db/repositories/game-repository.ts';
 import type { SessionRecord, SessionRepository } from '../../db/repositories/session-repository.ts';
 import type { WorldPermissionRepository } from '../../db/repositories/world-permission-repository.ts';
 import type { components } from '../../../generated/openapi.d.ts';
-import { Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
+import { Conflict, Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { assertStandardPassword, newUsername } from '../accounts/account-service.ts';
 import type { PasswordHasher } from '../accounts/password-hasher.ts';
@@ -319,7 +319,7 @@ export class UserAdminService {
   async manageCharacter(actor: AuthenticatedSession, characterId: number, action: CharacterAction, door: Door): Promise<SuccessMessage> {
     const { character, owner } = await this.characterInReach(actor, characterId);
     if (action === 'tombstone' && character.userId === null && character.name === tombstoneName(character.id)) {
-      throw new InvalidInput(`Character '${character.name}' is already tombstoned`);
+      throw new Conflict(`Character '${character.name}' is already tombstoned`);
     }
     const now = toDbTime(this.d.clock());
     await this.d.db.transaction(async (trx) => {
