@@ -192,13 +192,9 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
       logger.info('Shutting down: refusing new connections, finishing in-flight requests');
       const deadline = Date.now() + config.server.shutdownTimeoutSeconds * 1000;
       maintenance?.stop();
-      // The worlds' clocks go first, so another instance takes them at once.
-      await services.scriptClock.stop();
-      // Telnet players first: their sessions are logged out while the database is still open.
-      await telnet?.stop();
-      // Streams never end by themselves: end them (reason shutdown) so they do not hold the close.
-      await services.streams.stop();
-      await new Promise<void>((resolve) => {
+      // The listening socket closes at once, as the line above says; the connections open
+      // finish their requests meanwhile, and the close completes when the last one ends.
+      const closed = new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           logger.warn('Shutdown timeout reached; closing remaining connections');
           httpServer.closeAllConnections();
@@ -210,6 +206,13 @@ export async function startServer({ config, logger, clock = systemClock, dbSchem
         });
         httpServer.closeIdleConnections();
       });
+      // The worlds' clocks next, so another instance takes them at once.
+      await services.scriptClock.stop();
+      // Telnet players: their sessions are logged out while the database is still open.
+      await telnet?.stop();
+      // Streams never end by themselves: end them (reason shutdown) so they do not hold the close.
+      await services.streams.stop();
+      await closed;
       // Handlers whose client hung up may still be waiting on the database.
       await drainPool(db, deadline);
       services.scripts.stop();
