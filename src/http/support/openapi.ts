@@ -21,9 +21,15 @@ export interface Contract {
   document: OpenApiDocument;
 }
 
+let loaded: Contract | undefined;
+
+/** The contract never changes while the process runs: read and parsed once, however many servers the process starts. */
 export function loadContract(): Contract {
-  const yaml = readFileSync(OPENAPI_PATH, 'utf8');
-  return { yaml, document: parse(yaml) as OpenApiDocument };
+  if (!loaded) {
+    const yaml = readFileSync(OPENAPI_PATH, 'utf8');
+    loaded = { yaml, document: parse(yaml) as OpenApiDocument };
+  }
+  return loaded;
 }
 
 /** The game's polls and commands: every client calls them every second. */
@@ -90,6 +96,23 @@ function strayQuerySession(takesIt: Set<string>): (req: Request) => unknown {
  * game's routes get a validator of their own, built from the same document cut down to them.
  */
 export function contractValidator(contract: Contract, validateResponses: boolean): RequestHandler {
+  const built = validators.get(contract) ?? new Map<boolean, RequestHandler>();
+  validators.set(contract, built);
+  let validator = built.get(validateResponses);
+  if (!validator) {
+    validator = buildContractValidator(contract, validateResponses);
+    built.set(validateResponses, validator);
+  }
+  return validator;
+}
+
+/**
+ * Compiling the contract's schemas takes about a second of CPU: a process that starts several
+ * servers (the tests do) compiles them once. The validator keeps no state of any one server.
+ */
+const validators = new WeakMap<Contract, Map<boolean, RequestHandler>>();
+
+function buildContractValidator(contract: Contract, validateResponses: boolean): RequestHandler {
   rememberRouteMatchers();
   const everything = validatorFor(contract.document, validateResponses);
   const gamePaths = Object.fromEntries(GAME_PATHS.map((p) => [p, contract.document.paths[p]!]));
