@@ -41,6 +41,13 @@ const s = (section: string, key: string, kind: Kind, def: string, doc: string, e
   env: env ?? `MUD_${section.toUpperCase()}_${key.toUpperCase()}`,
 });
 
+/**
+ * The lowest bcrypt cost for real passwords (docs/decisions.md, "Accounts"). Lower costs start,
+ * with a warning, because a test suite that registers thousands of accounts would otherwise spend
+ * most of its time hashing.
+ */
+const SAFE_BCRYPT_ROUNDS = 10;
+
 /** The single list of configuration keys; config/server.example.ini documents the same list. */
 export const SETTINGS: readonly Setting[] = [
   s('server', 'host', { type: 'string' }, '127.0.0.1', 'Address to listen on.', 'MUD_HOST'),
@@ -62,7 +69,7 @@ export const SETTINGS: readonly Setting[] = [
   s('session', 'max_age_days', { type: 'int', min: 1, max: 365 }, '7', 'A session ends this long after login, however active it is.'),
   s('session', 'allow_multiple_sessions', { type: 'bool' }, 'true', 'When false, a login closes the account\'s other sessions.', 'MUD_SESSION_ALLOW_MULTIPLE'),
   s('session', 'sweep_interval_seconds', { type: 'int', min: 10, max: 86400 }, '300', 'How often expired sessions are removed in bulk.'),
-  s('security', 'bcrypt_rounds', { type: 'int', min: 10, max: 15 }, '12', 'bcrypt cost for new password hashes (each +1 doubles the time).', 'MUD_BCRYPT_ROUNDS'),
+  s('security', 'bcrypt_rounds', { type: 'int', min: 4, max: 15 }, '12', `bcrypt cost for new password hashes (each +1 doubles the time); below ${SAFE_BCRYPT_ROUNDS} only for tests, with a warning.`, 'MUD_BCRYPT_ROUNDS'),
   s('accounts', 'purge_interval_minutes', { type: 'int', min: 1, max: 10080 }, '60', 'How often expired temporary accounts are purged (also once at start).'),
   s('rate_limit', 'enabled', { type: 'bool' }, 'true', 'Master switch of all rate limits (off for load tests).', 'MUD_RATE_LIMIT_ENABLED'),
   s('rate_limit', 'window_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'Length of the window the login, registration and password-change limits count in.'),
@@ -446,5 +453,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     (tree[camel(st.section)] ??= {})[camel(st.key)] = value;
   }
   const config = { ...tree, worldPolicies } as unknown as Config;
+  if (config.security.bcryptRounds < SAFE_BCRYPT_ROUNDS) {
+    warnings.push(`bcrypt_rounds is ${config.security.bcryptRounds}, below ${SAFE_BCRYPT_ROUNDS}: password hashes are cheap to guess; use such a cost for tests only`);
+  }
   return { config, warnings, source: iniPath };
 }

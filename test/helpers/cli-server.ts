@@ -47,7 +47,7 @@ export function startCliServer(args: string[], env: Record<string, string>, opti
   const [file, ...argv] = options.maxOpenFiles === undefined ? command : ['/bin/sh', '-c', `ulimit -n ${options.maxOpenFiles} && exec "$@"`, 'sh', ...command];
   const child = spawn(file!, argv, {
     cwd: ROOT,
-    env: { ...baseEnv(), MUD_HOST: '127.0.0.1', MUD_PORT: '0', MUD_WORLDS_ROOT: path.join(ROOT, 'worlds'), MUD_BCRYPT_ROUNDS: '10', ...env },
+    env: { ...baseEnv(), MUD_HOST: '127.0.0.1', MUD_PORT: '0', MUD_WORLDS_ROOT: path.join(ROOT, 'worlds'), MUD_BCRYPT_ROUNDS: '4', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: LogLine[] = [];
