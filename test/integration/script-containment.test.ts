@@ -176,7 +176,9 @@ describe(`hostile scripts are contained (${DB_NAME})`, function () {
     expect((await linesBy('prober'))[1]).to.equal('undefined,undefined,undefined,undefined,undefined,undefined,undefined');
 
     await okCmd(player, 'say shout');
-    expect((await firstError('shouter')).kind).to.be.oneOf(['limit', 'memory']);
+    // Building five million characters takes a while: on a starved machine the wall-time kill
+    // (cpu_ms and its slack) may come before the memory or the text limit does.
+    expect((await firstError('shouter')).kind).to.be.oneOf(['limit', 'memory', 'timeout']);
     expect(await linesBy('shouter')).to.deep.equal([]);
     await okCmd(player, 'say trick');
     // Only text crosses to the host: an object's own toString never runs there.

@@ -273,7 +273,10 @@ describe(`telnet door bounds (${DB_NAME})`, function () {
       const from = server.lines.length;
       for (const pid of workerPids()) process.kill(pid, 'SIGKILL');
       await Promise.all(accepted.map((t) => t.client.closedByServer(30_000)));
-      await eventually(async () => expect(server.lines.slice(from).filter((l) => l.message === 'Worker listening')).to.have.length(2), 60_000);
+      await eventually(async () => {
+        const since = server.lines.slice(from);
+        expect(since.filter((l) => l.message === 'Worker listening'), `logged since the kill: ${JSON.stringify(since.map((l) => l.message))}`).to.have.length(2);
+      }, 60_000);
       // With no worker left, port 0 picked a new port.
       const port = Number(server.lines.slice(from).find((l) => l.message === 'Server listening')!.telnet_port);
       const again = [];
