@@ -42,7 +42,7 @@ const s = (section: string, key: string, kind: Kind, def: string, doc: string, e
 });
 
 /**
- * The lowest bcrypt cost for real passwords (docs/decisions.md, "Accounts"). Lower costs start,
+ * The lowest bcrypt cost for real passwords (docs/decisions.md, "Accounts and sessions"). Lower costs start,
  * with a warning, because a test suite that registers thousands of accounts would otherwise spend
  * most of its time hashing.
  */
