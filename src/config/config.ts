@@ -120,6 +120,8 @@ export const SETTINGS: readonly Setting[] = [
   s('chat', 'prune_interval_minutes', { type: 'int', min: 1, max: 1440 }, '10', 'How often old and excess chat messages are deleted (also once at start).'),
   s('building', 'max_rooms_per_world', { type: 'int', min: 1, max: 1000000 }, '10000', 'Rooms a world may have; building past it answers 409.'),
   s('building', 'max_items_per_room', { type: 'int', min: 1, max: 100000 }, '200', 'Items that may lie in one room; creating, moving or dropping one more there is refused.'),
+  s('building', 'max_npcs_per_world', { type: 'int', min: 1, max: 100000 }, '2000', 'NPCs a world may have; creating one more answers 409.'),
+  s('building', 'history_per_world', { type: 'int', min: 100, max: 10000000 }, '20000', 'Newest building changes kept per world in its history; older ones are deleted.'),
   s('scripts', 'cpu_ms', { type: 'int', min: 5, max: 1000 }, '50', 'CPU time one run of a builder\'s script may take (host calls included); past it the run is stopped.'),
   s('scripts', 'memory_mb', { type: 'int', min: 16, max: 1024 }, '32', 'Memory of one world\'s script engine, all its scripts together.'),
   s('scripts', 'actions_per_run', { type: 'int', min: 1, max: 1000 }, '20', 'Says, emotes, echoes, tells, moves and timer calls one run may make.'),
@@ -128,6 +130,11 @@ export const SETTINGS: readonly Setting[] = [
   s('scripts', 'min_period_seconds', { type: 'number', min: 0.1, max: 3600 }, '1', 'Shortest time a timer may wait.'),
   s('scripts', 'state_bytes', { type: 'int', min: 256, max: 1048576 }, '16384', 'Largest `state` a script keeps, as JSON.'),
   s('scripts', 'faults_to_suspend', { type: 'int', min: 1, max: 1000 }, '5', 'Faults in a row after which a script is suspended until a builder saves it again.'),
+  s('scripts', 'max_period_seconds', { type: 'int', min: 60, max: 1000000 }, '604800', 'Longest time a timer may wait; a script asking for more is stopped with an error.'),
+  s('scripts', 'runs_per_happening', { type: 'int', min: 1, max: 10000 }, '100', 'Script runs one happening (a player\'s action, a timer, a load) may cause, at every depth together; the rest are dropped with an error.'),
+  s('scripts', 'lines_per_happening', { type: 'int', min: 1, max: 10000 }, '100', 'Says, emotes, echoes and tells the scripts woken by one happening may make together; the rest are dropped with an error.'),
+  s('scripts', 'queue_per_world', { type: 'int', min: 1, max: 100000 }, '200', 'Script runs waiting their turn in one world; past it new ones are dropped with an error.'),
+  s('scripts', 'exit_changes_per_minute', { type: 'int', min: 1, max: 100000 }, '60', 'Exits a world\'s scripts may open or close per minute; past it the script is stopped with an error.'),
   s('presence', 'idle_seconds', { type: 'int', min: 1, max: 86400 }, '60', 'A character without an open event stream stays connected this long after its last request; then it is link-dead.'),
   s('presence', 'linkdead_seconds', { type: 'int', min: 1, max: 604800 }, '300', 'A link-dead character leaves the room and world lists after this long (its session stays valid; it comes back with the next request).'),
   s('events', 'heartbeat_seconds', { type: 'int', min: 1, max: 300 }, '15', 'Seconds between heartbeat comments on an idle event stream (GET /events).'),
@@ -215,8 +222,8 @@ export interface Config {
   translation: { enabled: boolean; ollamaUrl: string };
   metrics: { mode: 'off' | 'open' | 'admin' };
   chat: { retentionDays: number; maxMessagesPerRoom: number; pruneIntervalMinutes: number };
-  building: { maxRoomsPerWorld: number; maxItemsPerRoom: number };
-  scripts: { cpuMs: number; memoryMb: number; actionsPerRun: number; chainDepth: number; timersPerWorld: number; minPeriodSeconds: number; stateBytes: number; faultsToSuspend: number };
+  building: { maxRoomsPerWorld: number; maxItemsPerRoom: number; maxNpcsPerWorld: number; historyPerWorld: number };
+  scripts: { cpuMs: number; memoryMb: number; actionsPerRun: number; chainDepth: number; timersPerWorld: number; minPeriodSeconds: number; stateBytes: number; faultsToSuspend: number; maxPeriodSeconds: number; runsPerHappening: number; linesPerHappening: number; queuePerWorld: number; exitChangesPerMinute: number };
   presence: { idleSeconds: number; linkdeadSeconds: number };
   events: { heartbeatSeconds: number; streamsPerSession: number; streamsPerInstance: number; streamsPerAccount: number; streamsPerAddress: number; backlogBytes: number };
   telnet: {
