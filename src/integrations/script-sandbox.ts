@@ -9,13 +9,18 @@
  * registry) survives into the next run; the only channel between runs is the `state` the host
  * passes in and saves.
  *
- * run() posts the run and waits for its answer without blocking the main thread (Atomics.waitAsync
- * on a shared signal), answering the script's host calls (self.say, room.characters(), ...) as
- * they come, so a script that spins to its limit costs the instance's other requests no more than
- * a thread sharing the core; a world's runs take turns. The thread is what makes the CPU limit hold: QuickJS's interrupt handler stops a script once its thread's CPU time
- * and its host calls reach cpuMs, but some built-ins run long without asking it (`new
- * Array(1e8).join('')` takes seconds in one call), so a run that has not answered KILL_SLACK_MS
- * after cpuMs (wall clock) has its thread terminated, and the sandbox is no longer healthy.
+ * run() and compile() post the request and wait for its answer without blocking the main thread
+ * (Atomics.waitAsync on a shared signal), answering the script's host calls (self.say,
+ * room.characters(), ...) as they come, so a script that spins to its limit costs the instance's
+ * other requests no more than a thread sharing the core; a world's requests take turns. The
+ * thread is what makes the CPU limit hold: QuickJS's interrupt handler stops a script once its
+ * thread's CPU time and its host calls reach cpuMs, but some built-ins run long without asking it
+ * (`new Array(1e8).join('')` takes seconds in one call), and the parser never asks it. So the main
+ * thread reads the engine thread's CPU time (worker.cpuUsage()) while it waits, and kills a thread
+ * that has used KILL_SLACK_MS of CPU past cpuMs without answering, or has not answered within
+ * WALL_CEILING_MS and the slack of wall time; the sandbox is then no longer healthy. Both limits
+ * are CPU time first, so a starved machine (two test suites on two cores) slows runs without
+ * failing them.
  */
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
@@ -85,13 +90,21 @@ const PAGE_BYTES = 64 * 1024;
 export const SCRIPT_FILE = 'script';
 
 /**
- * A run is interrupted once it has used cpuMs of CPU time, or has run STOP_SLACK_MS past cpuMs
- * of wall time (its thread starved by a busy machine); one that has not answered KILL_SLACK_MS
- * past cpuMs is killed with its thread. The slack keeps scheduling delays from killing ordinary
- * runs: a 0.5 ms run took up to 115 ms of wall time here at a load of 8 on 2 cores.
+ * A request's engine thread that has used KILL_SLACK_MS of its own CPU time past cpuMs without
+ * answering is killed: a built-in or the parser that never asks the interrupt handler. CPU time,
+ * not wall time, so a busy machine's scheduling does not kill ordinary runs (a 0.5 ms run took
+ * up to 115 ms of wall time here at a load of 8 on 2 cores; a wall-time kill 300 ms past cpuMs
+ * ended harmless runs when two test suites shared the 2 cores).
  */
-export const STOP_SLACK_MS = 150;
 export const KILL_SLACK_MS = 300;
+
+/**
+ * The wall time a request may take whatever its CPU time: the interrupt handler stops it there,
+ * and the main thread kills its thread KILL_SLACK_MS later. Far above any cpuMs, so only a
+ * machine starved for seconds reaches it; it exists so that a thread that gets no CPU (or whose
+ * CPU clock cannot be read) does not hold its world's queue of runs for ever.
+ */
+export const WALL_CEILING_MS = 5000;
 
 // The protocol between WorldSandbox and its engine thread.
 
@@ -114,6 +127,8 @@ export interface EngineData {
   port: MessagePort;
   /** [0] counts messages to the main thread, [1] replies to the engine: each side waits on its own. */
   signal: Int32Array;
+  /** [0]: the engine thread's CPU time (µs) when it began the request in hand; -1 until it has (the main thread resets it as it posts). */
+  cpuStart: Float64Array;
 }
 
 /** `cpuMs`: the request's CPU budget (the engine's warm-up runs have none). */
@@ -182,22 +197,23 @@ function checkLimits(limits: SandboxLimits): void {
   if (limits.memoryBytes < MIN_MEMORY_BYTES) throw new RangeError(`Script sandbox memoryBytes must be at least ${MIN_MEMORY_BYTES} (16 MiB)`);
 }
 
-/** One world's scripts: one engine thread and its fixed memory, reused run after run. */
+/** One world's scripts: one engine thread and its fixed memory, reused request after request. */
 export class WorldSandbox {
   readonly limits: SandboxLimits;
   #worker: Worker;
   #port: MessagePort;
   #signal: Int32Array;
+  #cpuStart: Float64Array;
   #healthy = true;
-  #running = false;
-  /** The runs waiting their turn: the engine runs one at a time. */
+  /** The requests waiting their turn: the engine answers one at a time. */
   #turns: Promise<unknown> = Promise.resolve();
 
-  private constructor(limits: SandboxLimits, worker: Worker, port: MessagePort, signal: Int32Array) {
+  private constructor(limits: SandboxLimits, worker: Worker, port: MessagePort, signal: Int32Array, cpuStart: Float64Array) {
     this.limits = limits;
     this.#worker = worker;
     this.#port = port;
     this.#signal = signal;
+    this.#cpuStart = cpuStart;
     // Ends the sandbox when its thread dies in any way (e.g. out of its own heap); without a listener a worker's error would crash the process.
     worker.on('error', () => this.#break());
     worker.on('exit', () => this.#break());
@@ -208,7 +224,8 @@ export class WorldSandbox {
     const pages = { ...limits, memoryBytes: limits.memoryBytes - (limits.memoryBytes % PAGE_BYTES) };
     const { port1, port2 } = new MessageChannel();
     const signal = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT));
-    const data: EngineData = { wasmModule: await compiledEngine(), limits: pages, port: port2, signal };
+    const cpuStart = new Float64Array(new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT));
+    const data: EngineData = { wasmModule: await compiledEngine(), limits: pages, port: port2, signal, cpuStart };
     // 16 MB of native stack: deep recursion meets QuickJS's own stack limit (256 KiB of its stack) before V8's.
     const worker = new Worker(new URL('./script-sandbox-worker.ts', import.meta.url), {
       workerData: data,
@@ -227,7 +244,7 @@ export class WorldSandbox {
       throw error;
     }
     worker.unref();
-    return new WorldSandbox(pages, worker, port1, signal);
+    return new WorldSandbox(pages, worker, port1, signal, cpuStart);
   }
 
   /** False once the engine cannot be trusted (its memory ran out, its thread was killed or died): dispose it and create another. */
@@ -237,17 +254,12 @@ export class WorldSandbox {
 
   /**
    * Compiles without running: null when it compiles, else the message and line (1-based) of the
-   * first error. Synchronous (the caller waits, at most cpuMs and the slack), so it is refused
-   * while a run is in flight: compile on a sandbox of its own.
+   * first error. It takes its turn with the sandbox's runs. A source the engine cannot parse
+   * within its memory or time leaves the sandbox unhealthy (see the worker's compile).
    */
-  compile(source: string): { message: string; line: number | null } | null {
-    this.#begin();
-    try {
-      const outcome = this.#serve({ type: 'compile', source, cpuMs: this.limits.cpuMs }, null);
-      return outcome.ok ? null : { message: outcome.error.message, line: outcome.error.line };
-    } finally {
-      this.#running = false;
-    }
+  async compile(source: string): Promise<{ message: string; line: number | null } | null> {
+    const outcome = await this.#inTurn({ type: 'compile', source, cpuMs: this.limits.cpuMs }, null);
+    return outcome.ok ? null : { message: outcome.error.message, line: outcome.error.line };
   }
 
   /**
@@ -267,17 +279,7 @@ export class WorldSandbox {
       state,
       args,
     };
-    const request: EngineRequest = { type: 'run', source, hook, cpuMs: this.limits.cpuMs, globals: JSON.stringify(globals) };
-    const turn = this.#turns.then(async () => {
-      this.#begin();
-      try {
-        return await this.#serveAsync(request, api);
-      } finally {
-        this.#running = false;
-      }
-    });
-    this.#turns = turn.catch(() => undefined);
-    return turn;
+    return this.#inTurn({ type: 'run', source, hook, cpuMs: this.limits.cpuMs, globals: JSON.stringify(globals) }, api);
   }
 
   /** Ends the engine thread. */
@@ -292,55 +294,52 @@ export class WorldSandbox {
     void this.#worker.terminate();
   }
 
-  /** The engine is this request's: refused when broken, or busy (a compile during a run). */
-  #begin(): void {
-    if (!this.#healthy) throw new Error('This script sandbox is broken or disposed; create a new one');
-    if (this.#running) throw new Error('A script sandbox compiles only while it runs nothing: compile on a sandbox of its own');
-    this.#running = true;
-  }
-
-  /** Posts a request and blocks until the engine answers it (see #answer). */
-  #serve(request: EngineRequest, api: HostApi | null): RunOutcome {
-    const exchange = this.#exchange(request, api);
-    for (;;) {
-      const step = exchange.next();
-      if (step.done) return step.value;
-      Atomics.wait(this.#signal, 0, step.value.seen, step.value.left);
-    }
-  }
-
-  /** Posts a request and waits, without blocking the thread, until the engine answers it (see #answer). */
-  async #serveAsync(request: EngineRequest, api: HostApi): Promise<RunOutcome> {
-    const exchange = this.#exchange(request, api);
-    for (;;) {
-      const step = exchange.next();
-      if (step.done) return step.value;
-      const waited = waitAsync(this.#signal, 0, step.value.seen, step.value.left);
-      if (waited.async) await waited.value;
-    }
+  /** The request once the requests before it are answered; refused when the sandbox broke meanwhile. */
+  #inTurn(request: EngineRequest, api: HostApi | null): Promise<RunOutcome> {
+    const turn = this.#turns.then(() => {
+      if (!this.#healthy) throw new Error('This script sandbox is broken or disposed; create a new one');
+      return this.#exchange(request, api);
+    });
+    this.#turns = turn.catch(() => undefined);
+    return turn;
   }
 
   /**
-   * One request to the engine: posts it, then serves its host calls until its answer. It yields
-   * whenever it must wait for the engine (the signal's value seen, and the time left), and the
-   * caller waits, blocking or not. An engine that has not answered KILL_SLACK_MS past cpuMs is
-   * killed.
+   * One request to the engine: posts it, then serves its host calls until its answer, waiting on
+   * the signal without blocking the thread. Past cpuMs and KILL_SLACK_MS of wall time (a thread's
+   * CPU time grows no faster than the wall clock) it reads the engine thread's CPU time, and
+   * kills the thread once that is KILL_SLACK_MS past cpuMs, or the wall ceiling is passed.
    */
-  *#exchange(request: EngineRequest, api: HostApi | null): Generator<{ seen: number; left: number }, RunOutcome> {
-    const killAt = performance.now() + this.limits.cpuMs + KILL_SLACK_MS;
+  async #exchange(request: EngineRequest, api: HostApi | null): Promise<RunOutcome> {
+    const started = performance.now();
+    const killAtWall = started + WALL_CEILING_MS + KILL_SLACK_MS;
+    const cpuBudgetMs = request.cpuMs + KILL_SLACK_MS;
+    let checkCpuAt = started + cpuBudgetMs;
     let hostError: { error: unknown } | null = null;
+    this.#cpuStart[0] = -1;
     this.#port.postMessage(request);
     for (;;) {
       const seen = Atomics.load(this.#signal, 0);
       const received = receiveMessageOnPort(this.#port);
       if (received === undefined) {
-        const left = killAt - performance.now();
-        if (left <= 0) {
+        const now = performance.now();
+        if (now >= checkCpuAt && now < killAtWall) {
+          const leftMs = await this.#cpuLeftMs(cpuBudgetMs);
+          if (leftMs > 0) {
+            checkCpuAt = performance.now() + leftMs;
+            continue;
+          }
+          // It may have answered while its CPU time was read.
+          if (Atomics.load(this.#signal, 0) !== seen) continue;
+        }
+        if (now >= killAtWall || now >= checkCpuAt) {
           this.#break();
           if (hostError) throw hostError.error;
-          return { ok: false, error: { kind: 'timeout', message: `The script did not stop at ${this.limits.cpuMs} ms of CPU time and was killed`, line: null } };
+          const ran = now >= killAtWall ? `${WALL_CEILING_MS} ms of wall time` : `${request.cpuMs} ms of CPU time`;
+          return { ok: false, error: { kind: 'timeout', message: `The script did not stop at ${ran} and was killed`, line: null } };
         }
-        yield { seen, left };
+        const waited = waitAsync(this.#signal, 0, seen, Math.min(checkCpuAt, killAtWall) - now);
+        if (waited.async) await waited.value;
         continue;
       }
       const message = received.message as EngineMessage;
@@ -373,6 +372,19 @@ export class WorldSandbox {
       if (hostError) throw hostError.error;
       return message.outcome;
     }
+  }
+
+  /**
+   * The CPU time (ms) the engine thread may still use on the request in hand, out of `budgetMs`:
+   * the whole budget while it has not begun it (busy readying itself, or starved; the wall
+   * ceiling ends that), 0 once its thread has ended.
+   */
+  async #cpuLeftMs(budgetMs: number): Promise<number> {
+    const usage = await this.#worker.cpuUsage().catch(() => null);
+    const begun = this.#cpuStart[0]!;
+    if (usage === null) return 0;
+    if (begun < 0) return budgetMs;
+    return budgetMs - (usage.user + usage.system - begun) / 1000;
   }
 }
 
