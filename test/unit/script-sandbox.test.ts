@@ -3,6 +3,8 @@
  * hostile: every attack ends its run with the right error kind, and the sandbox runs the next
  * script, or says it is broken (`healthy` false) and a new one runs.
  */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { expect } from 'chai';
 import { after, before, describe, it } from 'mocha';
 import { HostRefusal, WorldSandbox } from '../../src/integrations/script-sandbox.ts';
@@ -11,6 +13,13 @@ import type { HostApi, RunOutcome, SandboxLimits, ScriptErrorKind } from '../../
 const LIMITS: SandboxLimits = { cpuMs: 50, memoryBytes: 16 * 1024 * 1024, stateBytes: 16 * 1024, textCharacters: 2000 };
 /** Memory bombs get the time to fill the memory: they must end for lack of memory, not time. */
 const BOMB_LIMITS: SandboxLimits = { ...LIMITS, cpuMs: 5000 };
+/** The configuration's default memory; the engine's own data and C stack take about 5.2 MiB of it. */
+const MEMORY_LIMITS: SandboxLimits = { ...LIMITS, memoryBytes: 32 * 1024 * 1024 };
+const MiB = 1024 * 1024;
+/** Nested functions keep each one's source: 3,000 in 42 KB need more than 64 MiB to parse. */
+const NESTED_FUNCTIONS = 'function a(){'.repeat(3000) + '}'.repeat(3000);
+/** 3,000 Unicode property classes: a range table each, more than 32 MiB. */
+const UNICODE_CLASSES = '/' + '[\\p{L}]'.repeat(3000) + '/u';
 
 /** A host that records every call a script makes, as `name(args)`. */
 function recordingHost(overrides: { say?: (text: string) => void; characters?: () => string[]; actor?: boolean } = {}): { api: HostApi; calls: string[] } {
@@ -188,6 +197,26 @@ describe('WorldSandbox', () => {
       expectError(await sandbox.run('function onSay() { while (true) {} }', 'onSay', [], {}, recordingHost().api), 'timeout');
       expectError(await sandbox.run('function onSay() { for (;;) { try { while (true) {} } catch (e) {} } }', 'onSay', [], {}, recordingHost().api), 'timeout');
       await expectUsable(sandbox);
+    });
+
+    it('a busy loop ends for its CPU time, not the wall ceiling: the message names cpuMs of CPU time', async () => {
+      const error = expectError(await sandbox.run('function onSay() { for (;;) {} }', 'onSay', [], {}, recordingHost().api), 'timeout');
+      expect(error.message).to.equal(`The script used more than ${LIMITS.cpuMs} ms of CPU time`);
+      expect(sandbox.healthy).to.equal(true);
+    });
+
+    it('memory: an allocation within the world\'s memory succeeds, one of all of it or twice it fails as memory', async () => {
+      // 8 MiB under: the engine's 5.2 MiB and a margin; all of it, or twice: never, nor if the engine had twice the memory.
+      const limits = { ...MEMORY_LIMITS, cpuMs: BOMB_LIMITS.cpuMs };
+      const under = limits.memoryBytes - 8 * MiB;
+      const roomy = await fresh(limits);
+      expect(expectReturned(await roomy.run(`function f() { return new ArrayBuffer(${under}).byteLength; }`, 'f', [], {}, recordingHost().api))).to.equal(under);
+      await expectUsable(roomy);
+      for (const bytes of [limits.memoryBytes, 2 * limits.memoryBytes]) {
+        const tight = await fresh(limits);
+        expectError(await tight.run(`function f() { return new ArrayBuffer(${bytes}).byteLength; }`, 'f', [], {}, recordingHost().api), 'memory');
+        expect(tight.healthy).to.equal(false);
+      }
     });
 
     it('an endless chain of promise jobs ends at cpuMs', async () => {
@@ -375,6 +404,87 @@ describe('WorldSandbox', () => {
       expectError(await sandbox.run('function onSay() { throw { get message() { for (;;) {} } }; }', 'onSay', [], {}, api), 'thrown');
       expectError(await sandbox.run('function onSay() { throw new Proxy({}, { get() { self.say("from a trap"); return "x"; } }); }', 'onSay', [], {}, api), 'thrown');
       await expectUsable(sandbox);
+    });
+  });
+
+  describe('compiling', () => {
+    it('3,000 nested functions exhaust the memory: refused as such, the sandbox unhealthy, and a new one compiles', async () => {
+      const compiler = await fresh(MEMORY_LIMITS);
+      expect((await compiler.compile(NESTED_FUNCTIONS))?.message).to.equal("The script needs more than this world's 32 MiB of memory to compile (too deeply nested, or too large)");
+      expect(compiler.healthy).to.equal(false);
+      expect(await (await fresh(MEMORY_LIMITS)).compile('function onSay() { return 1; }')).to.equal(null);
+    });
+
+    it('3,000 Unicode property classes in a regular expression exhaust the memory alike; without the u flag they compile and the sandbox stays', async () => {
+      const compiler = await fresh(MEMORY_LIMITS);
+      expect(await compiler.compile(UNICODE_CLASSES.slice(0, -1))).to.equal(null);
+      expect(compiler.healthy).to.equal(true);
+      expect((await compiler.compile(UNICODE_CLASSES))?.message).to.match(/needs more than this world's 32 MiB of memory to compile/);
+      expect(compiler.healthy).to.equal(false);
+      expect(await (await fresh(MEMORY_LIMITS)).compile('const letters = /[\\p{L}]+/u;')).to.equal(null);
+    });
+
+    it('compiling a 30 KB script 200 times leaves the sandbox healthy and its memory whole', async () => {
+      const compiler = await fresh(MEMORY_LIMITS);
+      let source = '';
+      for (let i = 0; source.length < 30_000; i++) source += `function hook${i}(actor, text) {\n  if (text.includes("w${i}")) self.say(text + [1, 2].map((x) => x * ${i}).join(","));\n  return /ab+c${i}/i.test(text);\n}\n`;
+      for (let round = 0; round < 200; round++) expect(await compiler.compile(source)).to.equal(null);
+      const under = MEMORY_LIMITS.memoryBytes - 8 * MiB;
+      expect(expectReturned(await compiler.run(`function f() { return new ArrayBuffer(${under}).byteLength; }`, 'f', [], {}, recordingHost().api))).to.equal(under);
+      expect(compiler.healthy).to.equal(true);
+    });
+
+    it('does not block the main thread: host timers fire while a slow compile runs', async () => {
+      const compiler = await fresh(MEMORY_LIMITS);
+      const ticks: number[] = [];
+      const ticking = setInterval(() => ticks.push(performance.now()), 5);
+      try {
+        // About 100 ms of parsing; the parser never asks the interrupt handler, and the kill comes only at cpuMs and KILL_SLACK_MS of CPU time.
+        expect(await compiler.compile('/' + '[\\p{L}]'.repeat(2000) + '/u')).to.equal(null);
+      } finally {
+        clearInterval(ticking);
+      }
+      expect(ticks.length, 'host timers fired during the compile').to.be.at.least(2);
+    });
+  });
+
+  describe('on a starved machine (busy processes on every core)', function () {
+    this.timeout(60_000);
+    /** A second of CPU per run: a harmless run of a fifth of it takes well over a second of wall time here (the old wall-time stop). */
+    const SLOW_LIMITS: SandboxLimits = { ...MEMORY_LIMITS, cpuMs: 1000 };
+    const busy: ChildProcess[] = [];
+    let slow: WorldSandbox;
+    /** Loop iterations the engine makes in a fifth of SLOW_LIMITS.cpuMs, measured before the machine is starved. */
+    let fifth = 0;
+
+    before(async () => {
+      slow = await fresh(SLOW_LIMITS);
+      // The count the script reached when its CPU time ran out, told in steps of 100,000.
+      let reached = 0;
+      const { api } = recordingHost({ say: (text) => void (reached = Number(text)) });
+      expectError(await slow.run('function f() { for (let n = 1; ; n++) if (n % 100000 === 0) self.say(n); }', 'f', [], {}, api), 'timeout');
+      fifth = Math.floor(reached / 5);
+      expect(fifth).to.be.greaterThan(0);
+      for (let i = 0; i < 4; i++) busy.push(spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }));
+    });
+
+    after(() => {
+      for (const child of busy) child.kill('SIGKILL');
+    });
+
+    it('a harmless run of a fifth of its CPU time ends well however long it waits for a core', async () => {
+      for (let round = 0; round < 3; round++) {
+        const outcome = await slow.run(`function f() { let n = 0; while (n < ${fifth}) n++; return n; }`, 'f', [], {}, recordingHost().api);
+        expect(expectReturned(outcome)).to.equal(fifth);
+      }
+      await expectUsable(slow);
+    });
+
+    it('harmless one-line runs end well, and the memory bomb ends for lack of memory, not time', async () => {
+      const world = await fresh(MEMORY_LIMITS);
+      for (let round = 0; round < 20; round++) await expectUsable(world);
+      const bomb = 'function onSay() {\n  const hoard = [];\n  for (let i = 0; ; i++) hoard.push(new Array(1000000).fill(i));\n}';
+      expectError(await world.run(bomb, 'onSay', [], {}, recordingHost().api), 'memory');
     });
   });
 
