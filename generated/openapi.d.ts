@@ -1557,8 +1557,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the NPCs of a world
-         * @description Permission EDIT_WORLD and access to the world. Every NPC, the package's and the builders', with where it stands now and its script.
+         * List the NPCs of a world, a page at a time
+         * @description Permission EDIT_WORLD and access to the world. The NPCs, the package's and the builders',
+         *     in id order, with where each stands now, whether it has a script and whether that script
+         *     is suspended; not the script itself (read one NPC for it). At most `limit` a page: the
+         *     next page starts `after` the last `id` seen. `standing_in` keeps those standing in one
+         *     room now.
          */
         get: operations["listWorldNpcs"];
         put?: never;
@@ -1566,7 +1570,12 @@ export interface paths {
          * Create an NPC
          * @description Permission CREATE_ROOMS and access to the world. The NPC lives in `room_id` (its home) and
          *     appears there at once. Without `id`, one is made from the name. A `script` is compiled
-         *     first: one that does not compile answers 400 naming its line, and nothing is written.
+         *     first: one that does not compile answers 400 naming its line, and nothing is written; a
+         *     saved one runs its `onLoad` at once. A name that could pass for someone else is refused:
+         *     409 when it is (or looks like) the name of a character of the world, 400 when it starts
+         *     with a bracket, holds `[` or `]`, or a word of the server's and its staff's (`admin`,
+         *     `staff`, `announcement`, `ooc`, …). A world holds at most `[building] max_npcs_per_world`
+         *     NPCs: one more answers 409.
          */
         post: operations["createWorldNpc"];
         delete?: never;
@@ -1602,7 +1611,7 @@ export interface paths {
          *     `version` (409 when it changed meanwhile). A new home takes the NPC there at once. A
          *     `script` is compiled first (400 naming its line when it does not compile); `null` or an
          *     empty string removes it. A saved script runs again (its `onLoad`), even one suspended
-         *     after faults.
+         *     after faults. A new name is held to the rules of a new NPC's (see creating one).
          */
         patch: operations["updateWorldNpc"];
         trace?: never;
@@ -1661,7 +1670,9 @@ export interface paths {
          * The history of builders' changes, newest first
          * @description Permission EDIT_WORLD and access to the world. Each change names who made it, when,
          *     through which door (`api` or `game`), what it did and the room or item before and after
-         *     (null where there was none). Page back with `before` (the oldest `id` seen).
+         *     (null where there was none). Page back with `before` (the oldest `id` seen). A world keeps
+         *     its newest `[building] history_per_world` changes; older ones are deleted. Exits scripts
+         *     open and close are not builders' changes and are not listed.
          */
         get: operations["listWorldChanges"];
         put?: never;
@@ -2812,7 +2823,7 @@ export interface components {
         Direction: "north" | "south" | "east" | "west" | "up" | "down";
         /** @description The version last read (or send it as `If-Match`). */
         BuildVersion: number;
-        /** @description A room as the world now has it. `version` counts its changes (1 as the package has it); `origin` says whether the package has the room or builders made it; `changed` is true once builders changed it. `items` (the items lying in it) comes with single rooms, not in lists. */
+        /** @description A room as the world now has it. `version` counts its changes (1 as the package has it); `origin` says whether the package has the room or builders made it; `changed` is true once builders changed it. `items` (the items lying in it) and `script_suspended` come with single rooms, not in lists. */
         BuildRoom: {
             id: string;
             zone: string;
@@ -2828,17 +2839,20 @@ export interface components {
             changed: boolean;
             /** @description The room's script in force (its package file's or a builder's). */
             script?: string | null;
+            /** @description With single rooms, whether the room's script stopped after its faults until a builder saves it again. */
+            script_suspended?: boolean;
             items?: components["schemas"]["BuildItem"][];
             /** @description With the answer to removing an exit, the rooms no walk from the world's default spawn reaches since this change (a warning; `world-check` warns of such rooms too). */
             unreachable?: string[];
         };
-        /** @description An NPC as the world now has it. `room_id` is its home, `standing_in` where it stands now (its script may walk it). `script` is the script in force (the package's file, `script_file`, or a builder's); `version` counts its changes. */
-        BuildNpc: {
+        /** @description An NPC as lists show it. `room_id` is its home, `standing_in` where it stands now (its script may walk it). `scripted` says whether a script is in force (the package's file, `script_file`, or a builder's), `script_suspended` whether it stopped after its faults until a builder saves it again; `version` counts its changes. */
+        BuildNpcSummary: {
             id: string;
             name: string;
             description: string;
             room_id: string;
-            script: string | null;
+            scripted: boolean;
+            script_suspended: boolean;
             /** @description The package file its script comes from; null for a builder's script or none. */
             script_file: string | null;
             standing_in: string;
@@ -2847,9 +2861,13 @@ export interface components {
             origin: "package" | "builder";
             changed: boolean;
         };
+        /** @description One NPC, as a list shows it and with its script in force. */
+        BuildNpc: components["schemas"]["BuildNpcSummary"] & {
+            script: string | null;
+        };
         BuildNpcList: {
             world_id: string;
-            npcs: components["schemas"]["BuildNpc"][];
+            npcs: components["schemas"]["BuildNpcSummary"][];
         };
         /** @description JavaScript defining any of onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args), onGet(actor), onDrop(actor) and timer callbacks (README, "Scripting NPCs, rooms and items"); null or empty removes the script. */
         ScriptSource: string | null;
@@ -2935,13 +2953,13 @@ export interface components {
         };
         WorldChange: {
             id: number;
-            /** @description Username of the account that made the change; for a script's change, the script's owner (`room:heron_yard`). */
+            /** @description Username of the account that made the change. */
             actor: string;
             /**
-             * @description The building API, a builder's `@` command in the game, or a script opening or closing an exit (room.openExit, room.closeExit).
+             * @description The building API or a builder's `@` command in the game.
              * @enum {string}
              */
-            via: "api" | "game" | "script";
+            via: "api" | "game";
             /** @enum {string} */
             action: "room.create" | "room.update" | "room.delete" | "room.revert" | "exit.add" | "exit.remove" | "item.create" | "item.update" | "item.delete" | "npc.create" | "npc.update" | "npc.delete" | "npc.revert";
             /** @enum {string} */
@@ -7493,6 +7511,17 @@ export interface operations {
             query?: {
                 /** @description The session token, when it is not sent as `Authorization: Bearer`. */
                 session_id?: components["parameters"]["SessionIdQuery"];
+                limit?: number;
+                /**
+                 * @description The last NPC id of the page before.
+                 * @example maud
+                 */
+                after?: string;
+                /**
+                 * @description A room id; only the NPCs standing there now.
+                 * @example lockkeepers_square
+                 */
+                standing_in?: string;
             };
             header?: never;
             path: {
@@ -7503,7 +7532,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The NPCs. */
+            /** @description A page of NPCs, in id order. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7518,8 +7547,9 @@ export interface operations {
                      *           "name": "Old Tam",
                      *           "description": "A bent old lockkeeper with a brass key on a string.",
                      *           "room_id": "lockkeepers_square",
-                     *           "script": "function onEnter(actor) { self.say('Evening, ' + actor.name + '.'); }",
+                     *           "scripted": true,
                      *           "script_file": null,
+                     *           "script_suspended": false,
                      *           "standing_in": "lockkeepers_square",
                      *           "version": 2,
                      *           "origin": "builder",
@@ -7577,6 +7607,8 @@ export interface operations {
                      *       "room_id": "lockkeepers_square",
                      *       "script": "function onEnter(actor) { self.say('Evening, ' + actor.name + '.'); }",
                      *       "script_file": null,
+                     *       "scripted": true,
+                     *       "script_suspended": false,
                      *       "standing_in": "lockkeepers_square",
                      *       "version": 1,
                      *       "origin": "builder",
@@ -7628,6 +7660,8 @@ export interface operations {
                      *       "room_id": "lockkeepers_square",
                      *       "script": null,
                      *       "script_file": null,
+                     *       "scripted": false,
+                     *       "script_suspended": false,
                      *       "standing_in": "chandlers_row",
                      *       "version": 1,
                      *       "origin": "builder",
@@ -7741,6 +7775,8 @@ export interface operations {
                      *       "room_id": "lockkeepers_square",
                      *       "script": "function onSay(actor, text) { if (/fare/i.test(text)) self.say('Two pennies.'); }",
                      *       "script_file": null,
+                     *       "scripted": true,
+                     *       "script_suspended": false,
                      *       "standing_in": "lockkeepers_square",
                      *       "version": 2,
                      *       "origin": "builder",
@@ -7804,6 +7840,8 @@ export interface operations {
                      *       "room_id": "sooty_heron_taproom",
                      *       "script": "// Maud keeps the Sooty Heron's bar ...",
                      *       "script_file": "scripts/maud.js",
+                     *       "scripted": true,
+                     *       "script_suspended": false,
                      *       "standing_in": "sooty_heron_taproom",
                      *       "version": 2,
                      *       "origin": "package",

@@ -57,7 +57,7 @@ import { InProcessEventBus, PostgresEventBus, type EventBus } from '../db/event-
 import { EventStreams } from './game/event-streams.ts';
 import { CountedStreamQuota, type StreamHolder } from './game/stream-quota.ts';
 import { randomUUID } from 'node:crypto';
-import { createLimits, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
+import { createLimits, Limit, MemoryCounters, type CounterStore, type Limits } from './limits/limits.ts';
 import { LimitRepository } from '../db/repositories/limit-repository.ts';
 import { RedisCounters, type RedisState } from '../integrations/redis-counters.ts';
 import { BuildRepository } from '../db/repositories/build-repository.ts';
@@ -289,6 +289,8 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
     bus: events,
     clock,
     limit: limits.buildByAccount,
+    // A bound on what a world's scripts cost, not an abuse limit: it holds whatever [rate_limit] enabled says.
+    scriptExits: new Limit({ store: counters.store, name: 'script-exits-world', max: config.scripts.exitChangesPerMinute, windowSeconds: 60, what: `exit changes by this world's scripts (more than ${config.scripts.exitChangesPerMinute} a minute, [scripts] exit_changes_per_minute)`, enabled: true, clock }),
     bounds: config.building,
     checkScript: (source) => scripts.check(source),
   });

@@ -9,6 +9,7 @@ import type { Db } from '../database.ts';
 import { toDbTime } from '../clock.ts';
 import { insertedId } from '../inserted-id.ts';
 import { chunks } from '../row-chunks.ts';
+import { nameKey, nameSkeleton } from '../../shared/names.ts';
 
 /** A room as a builder left it: it wins over the package's room of the same id; a deleted one hides it. */
 export interface StoredRoom {
@@ -62,9 +63,9 @@ export interface ItemRow {
 }
 
 export interface NewChange {
-  worldId: string;
   actor: string;
-  via: 'api' | 'game' | 'script';
+  /** Scripts' exits are no builder's change and stay out of the history ("Building worlds"). */
+  via: 'api' | 'game';
   action: string;
   targetType: 'room' | 'item' | 'npc';
   targetId: string;
@@ -75,6 +76,7 @@ export interface NewChange {
 
 export interface ChangeRow extends Omit<NewChange, 'createdAt'> {
   id: number;
+  worldId: string;
   createdAt: string;
 }
 
@@ -192,27 +194,36 @@ export class BuildRepository {
     }
   }
 
-  async recordChanges(trx: Knex.Transaction, changes: readonly NewChange[]): Promise<void> {
+  /**
+   * Records changes of one world in its history and deletes what falls past the newest `keep`
+   * (docs/decisions.md, "Building worlds"): one indexed probe at the bound, so the table holds
+   * at most `keep` rows a world however long it is built.
+   */
+  async recordChanges(trx: Knex.Transaction, worldId: string, changes: readonly NewChange[], keep: number): Promise<void> {
+    if (changes.length === 0) return;
     for (const some of chunks(changes)) {
       await trx('world_changes').insert(
         some.map((c) => ({
-        world_id: c.worldId,
-        actor: c.actor,
-        via: c.via,
-        action: c.action,
-        target_type: c.targetType,
-        target_id: c.targetId,
-        before: c.before === null ? null : JSON.stringify(c.before),
+          world_id: worldId,
+          actor: c.actor,
+          via: c.via,
+          action: c.action,
+          target_type: c.targetType,
+          target_id: c.targetId,
+          before: c.before === null ? null : JSON.stringify(c.before),
           after: c.after === null ? null : JSON.stringify(c.after),
           created_at: toDbTime(c.createdAt),
         })),
       );
     }
+    const cut = await trx('world_changes').where({ world_id: worldId }).orderBy('id', 'desc').offset(keep).first('id');
+    if (cut) await trx('world_changes').where({ world_id: worldId }).andWhere('id', '<=', cut.id).del();
   }
 
   /** The world's changes, newest first; with `beforeId`, only older ones. */
   async changes(worldId: string, limit: number, beforeId: number | null): Promise<ChangeRow[]> {
-    const q = this.db('world_changes').where({ world_id: worldId }).orderBy('id', 'desc').limit(limit);
+    // Rows scripts wrote before their exits were kept out of the history are not shown either.
+    const q = this.db('world_changes').where({ world_id: worldId }).andWhereNot('via', 'script').orderBy('id', 'desc').limit(limit);
     if (beforeId !== null) q.andWhere('id', '<', beforeId);
     return (await q.select('*')).map((r: Record<string, unknown>) => ({
       id: Number(r.id),
@@ -226,6 +237,35 @@ export class BuildRepository {
       after: parsed(r.after),
       createdAt: String(r.created_at),
     }));
+  }
+
+  /** Where each of these NPCs stands (a page of a list: callers pass at most a few hundred). */
+  async positionsOf(worldId: string, npcIds: readonly string[], runner: Runner = this.db): Promise<Map<string, string>> {
+    if (npcIds.length === 0) return new Map();
+    const rows = await runner('npc_positions').where({ world_id: worldId }).whereIn('npc_id', npcIds).select('npc_id', 'room_id');
+    return new Map(rows.map((r: { npc_id: string; room_id: string }) => [r.npc_id, r.room_id]));
+  }
+
+  /**
+   * The owners (`npc:<id>`, `room:<id>`) among `owners` whose script is suspended after its
+   * faults ([scripts] faults_to_suspend): for the builders' views.
+   */
+  async suspended(worldId: string, owners: readonly string[], runner: Runner = this.db): Promise<Set<string>> {
+    if (owners.length === 0) return new Set();
+    const rows = await runner('script_state').where({ world_id: worldId }).whereIn('owner', owners).whereNotNull('suspended_at').pluck('owner');
+    return new Set(rows.map(String));
+  }
+
+  /**
+   * A character of the world whose name is `name` as the game compares names: the same in any
+   * letter case (`name_key`) or looking alike (`name_skeleton`, docs in src/shared/names.ts).
+   */
+  async characterNamedLike(worldId: string, name: string): Promise<string | undefined> {
+    const row = await this.db('characters')
+      .where({ world_id: worldId })
+      .andWhere((q) => q.where({ name_key: nameKey(name) }).orWhere({ name_skeleton: nameSkeleton(name) }))
+      .first('name');
+    return row ? String(row.name) : undefined;
   }
 
   /** Names of the characters (any, online or not) standing in a room. */

@@ -119,7 +119,8 @@ export function buildingRouter(sessions: SessionService, build: BuildService): R
     res.json(await build.deleteItem(builderOf(res), param(req, 'world_id'), Number(req.params.item_id), expectedVersion(req, undefined)));
   });
   router.get(`${base}/npcs`, ...viaQuery, async (req, res) => {
-    res.json(await build.listNpcs(builderOf(res), param(req, 'world_id')));
+    const text = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+    res.json(await build.listNpcs(builderOf(res), param(req, 'world_id'), { limit: queryInt(req.query.limit, 50), after: text(req.query.after), standingIn: text(req.query.standing_in) }));
   });
   router.post(`${base}/npcs`, ...viaBody, async (req, res) => {
     const b = req.body as { id?: string; name: string; description: string; room_id: string; script?: string | null };

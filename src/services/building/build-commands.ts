@@ -8,7 +8,7 @@
 import type { Room } from '../worlds/world-loader.ts';
 import { DomainError, InvalidInput } from '../../shared/errors.ts';
 import { fail, ok, type Actor, type ArgumentKind, type CommandResult, type RoomCommand, type Turn } from '../game/command-table.ts';
-import type { BuildNpc, BuildService, Builder } from './build-service.ts';
+import type { BuildNpcSummary, BuildService, Builder } from './build-service.ts';
 
 interface Named {
   name: string;
@@ -37,6 +37,9 @@ function namedAndText<T extends Named>(things: readonly T[], args: string, text:
   }
   return null;
 }
+
+/** NPCs `@npc` reads of those standing here, as a page of the building API's list holds at most. */
+const NPCS_HERE = 200;
 
 const NPC_USAGE = '@npc [create <name> | desc <npc> <text> | script <npc> <code> | noscript <npc> | destroy <npc>]';
 
@@ -72,12 +75,14 @@ export function buildCommands(build: BuildService): RoomCommand[] {
 
   /** `@npc …`: the NPCs standing here, or one of its subcommands on one of them. */
   const npcCommand = async (builder: Builder, actor: Actor, room: Room, args: string): Promise<string> => {
-    const here = (await build.listNpcs(builder, actor.worldId)).npcs.filter((n) => n.standing_in === room.id);
+    // Only those standing here are read, never the world's every NPC.
+    const here = (await build.listNpcs(builder, actor.worldId, { limit: NPCS_HERE, after: null, standingIn: room.id })).npcs;
     const sub = /^\S*/.exec(args.trim())![0].toLowerCase();
     const after = args.trim().slice(sub.length).trim();
     if (sub === '') {
       if (here.length === 0) return `No NPC stands here. Usage: ${NPC_USAGE}`;
-      return `NPCs here:\n${here.map((n) => `  - ${n.id}: ${n.name}${n.script === null ? '' : ' (scripted)'}`).join('\n')}`;
+      const lines = here.map((n) => `  - ${n.id}: ${n.name}${n.script_suspended ? ' (script suspended)' : n.scripted ? ' (scripted)' : ''}`);
+      return `NPCs here:\n${lines.join('\n')}${here.length === NPCS_HERE ? `\n  (the first ${NPCS_HERE}, by id)` : ''}`;
     }
     if (sub === 'create') {
       if (after === '') throw new InvalidInput('Usage: @npc create <name>');
@@ -90,7 +95,7 @@ export function buildCommands(build: BuildService): RoomCommand[] {
     if (after === '') throw new InvalidInput(usage);
     const found = namedAndText(here, after, needsText ? 'needed' : 'optional');
     if (!found) throw new InvalidInput(needsText && namedAndText(here, after, 'optional') ? usage : `No NPC here is named at the start of '${after}'. ${usage}`);
-    const npc: BuildNpc = found.thing;
+    const npc: BuildNpcSummary = found.thing;
     if (sub === 'desc') {
       await build.updateNpc(builder, actor.worldId, npc.id, 'current', { description: found.text });
       return `You describe ${npc.name} anew.`;

@@ -20,6 +20,8 @@ import type { components } from '../../../generated/openapi.d.ts';
 import { hasPermission, rank, type Permission, type Role } from '../../shared/roles.ts';
 import { insufficientPermission } from '../admin/user-admin-service.ts';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../../shared/errors.ts';
+import { nameSkeleton } from '../../shared/names.ts';
+import { RESERVED_WORDS } from '../accounts/reserved-names.ts';
 import type { WorldAccessService } from '../worlds/world-access.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import { DIRECTIONS, isDirection, WORLD_ID, WORLD_LIMITS, type Direction, type Npc, type Room, type World } from '../worlds/world-loader.ts';
@@ -33,9 +35,10 @@ export type BuildRoom = Schemas['BuildRoom'];
 export type BuildItem = Schemas['BuildItem'];
 export type WorldChange = Schemas['WorldChange'];
 export type BuildNpc = Schemas['BuildNpc'];
+export type BuildNpcSummary = Schemas['BuildNpcSummary'];
 
 /** Whether a script compiles: null when it does, else the first error and its line (src/services/scripts/). */
-export type ScriptCheck = (source: string) => { message: string; line: number | null } | null;
+export type ScriptCheck = (source: string) => Promise<{ message: string; line: number | null } | null>;
 
 /** Who asks: the session's role and account, the world it plays in, and the door it came through. */
 export interface Builder {
@@ -64,6 +67,13 @@ export function assertMayBuild(role: Role, permission: Permission = 'edit_world'
 /** A room dug in the game has this description until its builder writes one. */
 export const UNDESCRIBED = 'Nothing has been described here yet.';
 
+/**
+ * Words an NPC's name may not carry, by their look-alike key (`nameSkeleton`): those players'
+ * names may not (reserved-names.ts) and those of the game's own lines (`[Staff announcement]`,
+ * `(OOC)`).
+ */
+const STAFF_WORDS: ReadonlyMap<string, string> = new Map([...RESERVED_WORDS, 'announcement', 'announcements', 'ooc'].map((word) => [nameSkeleton(word), word]));
+
 /** Length in characters (code points), as the loader counts. */
 const length = (text: string): number => [...text].length;
 
@@ -79,6 +89,8 @@ function bounded(what: string, text: string, max: number): string {
 }
 
 type ItemSeen = Extract<BusEvent, { type: 'item' }>;
+
+const NOTHING_SAVED: ReadonlySet<string> = new Set();
 
 /** What a change of one world has done so far, written and announced at its end. */
 interface Work {
@@ -110,6 +122,7 @@ export class BuildService {
   private readonly bounds: Config['building'];
   private readonly checkScript: ScriptCheck;
   private readonly npcs: NpcRepository;
+  private readonly scriptExits: Limit;
 
   constructor(d: {
     db: Db;
@@ -121,9 +134,12 @@ export class BuildService {
     bus: EventBus;
     clock: Clock;
     limit: Limit;
+    /** Scripts' exit changes per world ([scripts] exit_changes_per_minute), in the shared limits' store. */
+    scriptExits: Limit;
     bounds: Config['building'];
     checkScript: ScriptCheck;
   }) {
+    this.scriptExits = d.scriptExits;
     this.npcs = d.npcs;
     this.checkScript = d.checkScript;
     this.db = d.db;
@@ -178,7 +194,7 @@ export class BuildService {
   // ---- rooms ---------------------------------------------------------------------------------
 
   async createRoom(builder: Builder, worldId: string, input: { id?: string; zone?: string; name: string; description: string }): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'create_rooms');
+    await this.mayChange(builder, worldId, 'create_rooms');
     const name = bounded('Room name', input.name, WORLD_LIMITS.name);
     const description = bounded('Room description', input.description, WORLD_LIMITS.description);
     return this.change(builder, worldId, async (w) => {
@@ -195,10 +211,10 @@ export class BuildService {
   }
 
   async updateRoom(builder: Builder, worldId: string, roomId: string, expected: Expected, input: { name?: string; description?: string; zone?: string; script?: string | null }): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     const name = input.name === undefined ? undefined : bounded('Room name', input.name, WORLD_LIMITS.name);
     const description = input.description === undefined ? undefined : bounded('Room description', input.description, WORLD_LIMITS.description);
-    const script = this.script(input.script);
+    const script = await this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       const { world } = w.draft;
       const room = this.current(w, roomId, expected);
@@ -210,12 +226,12 @@ export class BuildService {
       }
       const next = this.putRoom(w, { ...stored(room), name: name ?? room.name, description: description ?? room.description, zoneId: zone, ...(script === undefined ? {} : { script }) }, 'room.update', room);
       if (script !== undefined) w.scripts.add(`room:${roomId}`);
-      return this.roomWithItems(w.draft.pkg, world, next, w.trx);
+      return this.roomWithItems(w.draft.pkg, world, next, w.trx, w.scripts);
     });
   }
 
   async deleteRoom(builder: Builder, worldId: string, roomId: string, expected: Expected): Promise<Schemas['SuccessMessage']> {
-    await this.allowed(builder, worldId, 'create_rooms');
+    await this.mayChange(builder, worldId, 'create_rooms');
     return this.change(builder, worldId, async (w) => {
       const room = this.current(w, roomId, expected);
       const spawnOf = this.spawnOf(w.draft.world, roomId);
@@ -237,7 +253,7 @@ export class BuildService {
   }
 
   async revertRoom(builder: Builder, worldId: string, roomId: string, expected: Expected): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     return this.change(builder, worldId, async (w) => {
       const original = w.draft.pkg.rooms.get(roomId);
       const now = w.draft.room(roomId);
@@ -253,13 +269,13 @@ export class BuildService {
       if (gone.length > 0) throw new Conflict(`Room '${roomId}' cannot be reverted: its package exits lead to rooms that are gone (${gone.map(([d, t]) => `${d} → ${t}`).join(', ')})`);
       const next = this.putRoom(w, { ...stored(original), script: null }, 'room.revert', now ?? null);
       w.scripts.add(`room:${roomId}`);
-      return this.roomWithItems(w.draft.pkg, w.draft.world, next, w.trx);
+      return this.roomWithItems(w.draft.pkg, w.draft.world, next, w.trx, w.scripts);
     });
   }
 
   /** A new room `direction` of `fromId`, in its zone, joined to it by a two-way exit (the game's `@dig`). */
   async dig(builder: Builder, worldId: string, fromId: string, rawDirection: string, rawName: string): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'create_rooms');
+    await this.mayChange(builder, worldId, 'create_rooms');
     const direction = this.direction(rawDirection);
     const name = bounded('Room name', rawName, WORLD_LIMITS.name);
     return this.change(builder, worldId, async (w) => {
@@ -277,7 +293,7 @@ export class BuildService {
   // ---- exits ---------------------------------------------------------------------------------
 
   async addExit(builder: Builder, worldId: string, roomId: string, expected: Expected, input: { direction: string; to: string; twoWay: boolean }): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     const direction = this.direction(input.direction);
     return this.change(builder, worldId, async (w) => {
       const room = this.current(w, roomId, expected);
@@ -299,7 +315,7 @@ export class BuildService {
   }
 
   async removeExit(builder: Builder, worldId: string, roomId: string, expected: Expected, rawDirection: string, twoWay: boolean): Promise<BuildRoom> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     const direction = this.direction(rawDirection);
     return this.change(builder, worldId, async (w) => {
       const room = this.current(w, roomId, expected);
@@ -326,7 +342,7 @@ export class BuildService {
   // ---- items ---------------------------------------------------------------------------------
 
   async createItem(builder: Builder, worldId: string, roomId: string, input: { name: string; description: string }): Promise<BuildItem> {
-    await this.allowed(builder, worldId, 'create_items');
+    await this.mayChange(builder, worldId, 'create_items');
     const name = bounded('Item name', input.name, WORLD_LIMITS.name);
     const description = bounded('Item description', input.description, WORLD_LIMITS.description);
     return this.change(builder, worldId, async (w) => {
@@ -342,10 +358,10 @@ export class BuildService {
   }
 
   async updateItem(builder: Builder, worldId: string, id: number, expected: Expected, input: { name?: string; description?: string; roomId?: string; script?: string | null }): Promise<BuildItem> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     const name = input.name === undefined ? undefined : bounded('Item name', input.name, WORLD_LIMITS.name);
     const description = input.description === undefined ? undefined : bounded('Item description', input.description, WORLD_LIMITS.description);
-    const script = this.script(input.script);
+    const script = await this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       const item = await this.item(worldId, id, w.trx);
       const version = this.checkVersion('Item', String(id), item.version, expected);
@@ -373,7 +389,7 @@ export class BuildService {
   }
 
   async deleteItem(builder: Builder, worldId: string, id: number, expected: Expected): Promise<Schemas['SuccessMessage']> {
-    await this.allowed(builder, worldId, 'create_items');
+    await this.mayChange(builder, worldId, 'create_items');
     return this.change(builder, worldId, async (w) => {
       const item = await this.item(worldId, id, w.trx);
       const version = this.checkVersion('Item', String(id), item.version, expected);
@@ -406,53 +422,75 @@ export class BuildService {
 
   /**
    * A script opens an exit of the room it runs in (to a room of the world) or closes one, as a
-   * builder would: recorded in the history with the script as its actor, seen by every instance.
+   * builder would, seen by every instance; counted against the world's own limit
+   * ([scripts] exit_changes_per_minute, in the shared limits, so it holds across instances) and
+   * kept out of the history ("Building worlds"). A refusal is a DomainError, the script's fault.
    */
   async scriptExit(worldId: string, owner: string, roomId: string, direction: string, to: string | null): Promise<void> {
     const builder: Builder = { role: 'superuser', userId: 0, username: owner.slice(0, 64), worldId, via: 'script' };
     // Opening an exit already open there, or closing one already closed, changes nothing.
     const now = this.worlds.get(worldId)?.rooms.get(roomId)?.exits[direction as Direction];
-    if (to !== null && now !== to) await this.addExit(builder, worldId, roomId, 'current', { direction, to, twoWay: false });
-    else if (to === null && now !== undefined) await this.removeExit(builder, worldId, roomId, 'current', direction, false);
+    const changes = to !== null ? now !== to : now !== undefined;
+    if (!changes) return;
+    const refused = await this.scriptExits.hit(worldId);
+    if (refused) throw refused;
+    if (to !== null) await this.addExit(builder, worldId, roomId, 'current', { direction, to, twoWay: false });
+    else await this.removeExit(builder, worldId, roomId, 'current', direction, false);
   }
 
   // ---- NPCs ----------------------------------------------------------------------------------
 
-  async listNpcs(builder: Builder, worldId: string): Promise<Schemas['BuildNpcList']> {
+  /**
+   * A page of the world's NPCs in id order, after the id `after`; with `standingIn`, only those
+   * standing in that room now. Without their scripts (read one NPC for its script): 600 NPCs
+   * with long scripts made a 39 MB answer.
+   */
+  async listNpcs(builder: Builder, worldId: string, page: { limit: number; after: string | null; standingIn: string | null }): Promise<Schemas['BuildNpcList']> {
     const world = await this.allowed(builder, worldId, 'edit_world');
+    const ids = page.standingIn === null ? [...world.npcs.keys()].sort() : await this.npcs.standingIn(worldId, page.standingIn);
+    const chosen = ids.filter((id) => (page.after === null || id > page.after) && world.npcs.has(id)).slice(0, page.limit);
+    const places = await this.repo.positionsOf(worldId, chosen);
+    const suspended = await this.repo.suspended(worldId, chosen.map((id) => `npc:${id}`));
     const pkg = this.worlds.packageOf(worldId)!;
-    const places = await this.npcs.positions(worldId);
-    return { world_id: worldId, npcs: [...world.npcs.values()].map((npc) => this.npcView(pkg, npc, places.get(npc.id) ?? npc.roomId)) };
+    const npcs = chosen.map((id) => {
+      const npc = world.npcs.get(id)!;
+      return this.npcSummary(pkg, npc, places.get(id) ?? npc.roomId, suspended.has(`npc:${id}`));
+    });
+    return { world_id: worldId, npcs };
   }
 
   async getNpc(builder: Builder, worldId: string, npcId: string): Promise<BuildNpc> {
     const world = await this.allowed(builder, worldId, 'edit_world');
     const npc = this.foundNpc(worldId, world.npcs.get(npcId), npcId);
-    return this.npcView(this.worlds.packageOf(worldId)!, npc, (await this.npcs.positions(worldId)).get(npcId) ?? npc.roomId);
+    const suspended = await this.repo.suspended(worldId, [`npc:${npcId}`]);
+    return this.npcView(this.worlds.packageOf(worldId)!, npc, (await this.npcs.standingAt(worldId, npcId)) ?? npc.roomId, suspended.size > 0);
   }
 
   async createNpc(builder: Builder, worldId: string, input: { id?: string; name: string; description: string; roomId: string; script?: string | null }): Promise<BuildNpc> {
-    await this.allowed(builder, worldId, 'create_rooms');
-    const name = bounded('NPC name', input.name, WORLD_LIMITS.name);
+    await this.mayChange(builder, worldId, 'create_rooms');
+    const name = await this.npcName(worldId, input.name);
     const description = bounded('NPC description', input.description, WORLD_LIMITS.description);
-    const script = this.script(input.script);
+    const script = await this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       this.draftRoom(w, input.roomId);
       const id = input.id ?? this.freshId(name, (candidate) => w.draft.npcTaken(candidate));
       if (!WORLD_ID.test(id)) throw new InvalidInput(`NPC id '${id}' must be lower-case letters, digits, _ and - (at most ${WORLD_LIMITS.id})`);
       if (w.draft.npc(id)) throw new Conflict(`NPC '${id}' already exists in world '${worldId}'`);
+      this.npcToSpare(w);
       const npc = this.putNpc(w, { npcId: id, name, description, roomId: input.roomId, deleted: false, script: script ?? null }, 'npc.create', null);
       await this.npcs.move(worldId, id, input.roomId, this.clock(), w.trx);
       w.npcMoves.push({ type: 'npc.move', worldId, npcId: id, name, from: null, to: input.roomId, direction: null });
-      return this.npcView(w.draft.pkg, npc, input.roomId);
+      // Saved as a PATCH saves one: its onLoad runs now (ScriptService answers the event's `scripts`).
+      if (script) w.scripts.add(`npc:${id}`);
+      return this.npcView(w.draft.pkg, npc, input.roomId, false);
     });
   }
 
   async updateNpc(builder: Builder, worldId: string, npcId: string, expected: Expected, input: { name?: string; description?: string; roomId?: string; script?: string | null }): Promise<BuildNpc> {
-    await this.allowed(builder, worldId, 'edit_world');
-    const name = input.name === undefined ? undefined : bounded('NPC name', input.name, WORLD_LIMITS.name);
+    await this.mayChange(builder, worldId, 'edit_world');
+    const name = input.name === undefined ? undefined : await this.npcName(worldId, input.name);
     const description = input.description === undefined ? undefined : bounded('NPC description', input.description, WORLD_LIMITS.description);
-    const script = this.script(input.script);
+    const script = await this.script(input.script);
     return this.change(builder, worldId, async (w) => {
       const npc = this.currentNpc(w, npcId, expected);
       if (input.roomId !== undefined) this.draftRoom(w, input.roomId);
@@ -464,12 +502,12 @@ export class BuildService {
         w.npcMoves.push({ type: 'npc.move', worldId, npcId, name: next.name, from: standing, to: input.roomId, direction: null });
       } else w.rooms.add(standing);
       if (script !== undefined) w.scripts.add(`npc:${npcId}`);
-      return this.npcView(w.draft.pkg, next, input.roomId ?? standing);
+      return this.npcView(w.draft.pkg, next, input.roomId ?? standing, await this.suspendedUnlessSaved(w, `npc:${npcId}`));
     });
   }
 
   async deleteNpc(builder: Builder, worldId: string, npcId: string, expected: Expected): Promise<Schemas['SuccessMessage']> {
-    await this.allowed(builder, worldId, 'create_rooms');
+    await this.mayChange(builder, worldId, 'create_rooms');
     return this.change(builder, worldId, async (w) => {
       const npc = this.currentNpc(w, npcId, expected);
       this.putNpc(w, { ...storedNpc(npc), deleted: true }, 'npc.delete', npc);
@@ -483,7 +521,7 @@ export class BuildService {
 
   /** Puts a package NPC back as its package has it (a deleted one comes back, at its home). */
   async revertNpc(builder: Builder, worldId: string, npcId: string, expected: Expected): Promise<BuildNpc> {
-    await this.allowed(builder, worldId, 'edit_world');
+    await this.mayChange(builder, worldId, 'edit_world');
     return this.change(builder, worldId, async (w) => {
       const original = w.draft.pkg.npcs.get(npcId);
       const now = w.draft.npc(npcId);
@@ -493,6 +531,7 @@ export class BuildService {
       }
       const npc = now ?? { ...original, version: w.draft.lastNpcVersion(npcId) };
       this.checkVersion('NPC', npcId, npc.version, expected);
+      if (!now) this.npcToSpare(w);
       if (!w.draft.room(original.roomId)) throw new Conflict(`NPC '${npcId}' cannot be reverted: its home room '${original.roomId}' is gone`);
       const next = this.putNpc(w, { ...storedNpc(original), script: null }, 'npc.revert', now ?? null);
       const standing = await this.npcs.standingAt(worldId, npcId, w.trx);
@@ -501,7 +540,7 @@ export class BuildService {
         w.npcMoves.push({ type: 'npc.move', worldId, npcId, name: next.name, from: null, to: original.roomId, direction: null });
       } else w.rooms.add(standing);
       w.scripts.add(`npc:${npcId}`);
-      return this.npcView(w.draft.pkg, next, standing ?? original.roomId);
+      return this.npcView(w.draft.pkg, next, standing ?? original.roomId, false);
     });
   }
 
@@ -528,13 +567,23 @@ export class BuildService {
   }
 
   /**
-   * Runs one change of a world, counted by the builder's account, in a transaction under the
+   * The world, when the builder may change it with `permission` (as `allowed`), counted by the
+   * account's building limit: before any script is compiled, so a refused save costs a count,
+   * not a compile (docs/decisions.md, "Building worlds"). Scripts' exits have their own limit
+   * (`scriptExit`).
+   */
+  private async mayChange(builder: Builder, worldId: string, permission: Permission): Promise<World> {
+    const world = await this.allowed(builder, worldId, permission);
+    const refused = builder.via === 'script' ? null : await this.limit.hit(String(builder.userId));
+    if (refused) throw refused;
+    return world;
+  }
+
+  /**
+   * Runs one change of a world (counted by `mayChange` before) in a transaction under the
    * world's lock; then announces it and applies it here before answering.
    */
   private async change<T>(builder: Builder, worldId: string, work: (w: Work) => Promise<T>): Promise<T> {
-    // Scripts are bounded by their own limits ([scripts]); accounts by the building limit.
-    const refused = builder.via === 'script' ? null : await this.limit.hit(String(builder.userId));
-    if (refused) throw refused;
     const result = await this.db.transaction(async (trx) => {
       await lockKey(trx, `world-build:${worldId}`);
       // Under the lock, the world read through the transaction is the world as stored.
@@ -548,7 +597,14 @@ export class BuildService {
       const rows = draft.rows();
       await this.repo.putRooms(trx, worldId, rows.rooms, now);
       await this.repo.putNpcs(trx, worldId, rows.npcs, now);
-      await this.repo.recordChanges(trx, w.changes.map((c) => ({ ...c, actor: builder.username, via: builder.via, createdAt: now })));
+      // A script's exit is no builder's work: every instance learns of it from the rows above and
+      // the event below; the history does not keep it ("Building worlds").
+      if (builder.via !== 'script') {
+        const via = builder.via;
+        await this.repo.recordChanges(trx, worldId, w.changes.map((c) => ({ ...c, actor: builder.username, via, createdAt: now })), this.bounds.historyPerWorld);
+      }
+      // A saved script runs again from no fault (ScriptService clears them too, after the commit): the answer shows it so.
+      for (const owner of w.scripts) await this.npcs.clearFaults(worldId, owner, trx);
       const rooms = [...w.rooms];
       for (let i = 0; i === 0 || i < rooms.length; i += ROOMS_PER_EVENT) {
         const first = i === 0;
@@ -571,7 +627,7 @@ export class BuildService {
   }
 
   private record(w: Work, action: string, targetType: 'room' | 'item' | 'npc', targetId: string, before: unknown, after: unknown): void {
-    w.changes.push({ worldId: w.draft.world.id, action, targetType, targetId, before, after });
+    w.changes.push({ action, targetType, targetId, before, after });
   }
 
   private touchItem(w: Work, item: ItemRow): void {
@@ -584,11 +640,11 @@ export class BuildService {
   }
 
   /** A script as sent: compiled before anything is written (400 naming the line); '' and null remove it. */
-  private script(input: string | null | undefined): string | null | undefined {
+  private async script(input: string | null | undefined): Promise<string | null | undefined> {
     if (input === undefined) return undefined;
     if (input === null || input.trim() === '') return '';
     if (Buffer.byteLength(input) > WORLD_LIMITS.scriptBytes) throw new InvalidInput(`A script must be at most ${WORLD_LIMITS.scriptBytes} bytes (it has ${Buffer.byteLength(input)})`);
-    const error = this.checkScript(input);
+    const error = await this.checkScript(input);
     if (error) throw new InvalidInput(`The script does not compile${error.line === null ? '' : ` (line ${error.line})`}: ${error.message}`);
     return input;
   }
@@ -610,14 +666,51 @@ export class BuildService {
     return npc;
   }
 
-  private npcView(pkg: World, npc: Npc, standing: string): BuildNpc {
+  /** An NPC as lists show it: no script, whether it has one. */
+  private npcSummary(pkg: World, npc: Npc, standing: string, suspended: boolean): BuildNpcSummary {
+    const { script, ...record } = npcRecord(npc);
     return {
-      ...npcRecord(npc),
+      ...record,
+      scripted: script !== null,
       script_file: npc.script?.file ?? null,
+      script_suspended: suspended,
       standing_in: standing,
       origin: pkg.npcs.has(npc.id) ? 'package' : 'builder',
       changed: npc !== pkg.npcs.get(npc.id),
     };
+  }
+
+  private npcView(pkg: World, npc: Npc, standing: string, suspended: boolean): BuildNpc {
+    return { ...this.npcSummary(pkg, npc, standing, suspended), script: npc.script?.source ?? null };
+  }
+
+  /** Whether a script is suspended, as the change leaves it: one this change saves is not (`change` clears its faults). */
+  private async suspendedUnlessSaved(w: Work, owner: string): Promise<boolean> {
+    return !w.scripts.has(owner) && (await this.repo.suspended(w.draft.world.id, [owner], w.trx)).size > 0;
+  }
+
+  /**
+   * An NPC's name as players will read it (`bounded`), refused when it could pass for someone
+   * else: a character of the world (as the game compares names), or the server and its staff
+   * (a `[` tag as the game's own lines carry, a reserved word).
+   */
+  private async npcName(worldId: string, raw: string): Promise<string> {
+    const name = bounded('NPC name', raw, WORLD_LIMITS.name);
+    // An opening bracket or a look-alike of one (the skeleton maps them to `(`), or a square one anywhere.
+    if (/^\p{Ps}/u.test(name) || nameSkeleton(name).startsWith('(') || /[[\]]/.test(name.normalize('NFKC'))) {
+      throw new InvalidInput(`NPC name '${name}' must not start with a bracket nor contain [ or ]: the game tags its own lines that way ([YELL], [Staff announcement])`);
+    }
+    const staff = name.split(/[^\p{L}]+/u).map((word) => STAFF_WORDS.get(nameSkeleton(word))).find((word) => word !== undefined);
+    if (staff !== undefined) throw new InvalidInput(`NPC name '${name}' must not contain the word '${staff}': an NPC may not pass for the server or its staff`);
+    const character = await this.repo.characterNamedLike(worldId, name);
+    if (character !== undefined) throw new Conflict(`NPC name '${name}' is too like the name of ${character}, a character of world '${worldId}': an NPC may not pass for a player`);
+    return name;
+  }
+
+  /** Refuses one more NPC past the world's bound. */
+  private npcToSpare(w: Work): void {
+    const max = this.bounds.maxNpcsPerWorld;
+    if (w.draft.world.npcs.size >= max) throw new Conflict(`World '${w.draft.world.id}' has ${max} NPCs, the most it may have ([building] max_npcs_per_world)`);
   }
 
   /** Refuses a room past the world's bound. */
@@ -691,9 +784,12 @@ export class BuildService {
     return { ...roomRecord(room), origin: pkg.rooms.has(room.id) ? 'package' : 'builder', changed: room !== pkg.rooms.get(room.id) };
   }
 
-  private async roomWithItems(pkg: World, world: World, room: Room, runner: Db | Knex.Transaction): Promise<BuildRoom> {
+  /** A single room: with its items and whether its script is suspended. */
+  private async roomWithItems(pkg: World, world: World, room: Room, runner: Db | Knex.Transaction, saved: ReadonlySet<string> = NOTHING_SAVED): Promise<BuildRoom> {
     const items = (await this.repo.itemsIn(world.id, room.id, runner)).map((i) => this.itemView(world, i));
-    return { ...this.roomView(pkg, room), items };
+    const owner = `room:${room.id}`;
+    const suspended = !saved.has(owner) && (await this.repo.suspended(world.id, [owner], runner)).size > 0;
+    return { ...this.roomView(pkg, room), items, script_suspended: suspended };
   }
 
   private itemView(world: World, item: ItemRow): BuildItem {

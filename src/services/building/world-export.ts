@@ -116,7 +116,7 @@ export async function checkWorldPackage(dir: string, compile: ScriptCheck): Prom
     return `${path.join(path.resolve(dir), 'zones', `${room.zoneId}.json`)}: rooms.${id}: unreachable from the default spawn room '${world.defaultSpawn.room}'`;
   });
   for (const { key, script } of packageScripts(world)) {
-    const error = compile(script.source);
+    const error = await compile(script.source);
     if (error) problems.push(`${path.join(path.resolve(dir), script.file ?? '')}${error.line === null ? '' : `:${error.line}`}: ${key}: ${error.message}`);
   }
   return { world, problems, warnings };
