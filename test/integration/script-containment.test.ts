@@ -176,8 +176,8 @@ describe(`hostile scripts are contained (${DB_NAME})`, function () {
     expect((await linesBy('prober'))[1]).to.equal('undefined,undefined,undefined,undefined,undefined,undefined,undefined');
 
     await okCmd(player, 'say shout');
-    // Building five million characters takes a while: on a starved machine the wall-time kill
-    // (cpu_ms and its slack) may come before the memory or the text limit does.
+    // Building five million characters takes a while: its CPU time (cpu_ms) may run out before
+    // the memory or the text limit is met.
     expect((await firstError('shouter')).kind).to.be.oneOf(['limit', 'memory', 'timeout']);
     expect(await linesBy('shouter')).to.deep.equal([]);
     await okCmd(player, 'say trick');
