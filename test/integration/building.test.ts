@@ -104,7 +104,7 @@ describe(`building worlds (${DB_NAME})`, function () {
     it('creates a room (id from the name when none is given) and refuses a taken id, an unknown zone and blank or long names', async () => {
       const res = await call(builder, 'POST', `${W}/rooms`, { name: 'Lamplit Cellar', description: 'A low brick cellar.' });
       expect(res.status, res.text).to.equal(201);
-      expect(res.body).to.deep.equal({ id: 'lamplit_cellar', zone: 'canal_quarter', name: 'Lamplit Cellar', description: 'A low brick cellar.', exits: {}, script: null, version: 1, origin: 'builder', changed: true, items: [] });
+      expect(res.body).to.deep.equal({ id: 'lamplit_cellar', zone: 'canal_quarter', name: 'Lamplit Cellar', description: 'A low brick cellar.', exits: {}, script: null, version: 1, origin: 'builder', changed: true, items: [], script_suspended: false });
       expect(res.headers.get('etag')).to.equal('"1"');
       const again = await call(builder, 'POST', `${W}/rooms`, { name: 'Lamplit Cellar', description: 'Another.' });
       expect(again.body.id).to.equal('lamplit_cellar_2');
