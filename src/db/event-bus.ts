@@ -18,12 +18,22 @@ export type StreamEndReason = 'logout' | 'kick' | 'expiry' | 'ban' | 'password_c
 export type MoveCause = 'walk' | 'recall' | 'login' | 'logout';
 
 /**
- * `depth` on what a script did (its chat, its NPC's walk): how many scripts led to it, so what it
- * wakes in turn stops at `[scripts] chain_depth` (src/services/scripts/script-service.ts).
+ * On what a script did (its chat, its NPC's walk): the happening it belongs to (a number that
+ * names it on the instance where it began: a player's action, a timer's firing, a load), how
+ * many scripts led to it (`depth`, stopped at `[scripts] chain_depth`), and the script that did
+ * it (`by`, which is not woken by its own doing). Events that carry it are only read on the
+ * instance that published them (src/services/scripts/script-service.ts); `by` is a script key
+ * of at most about 80 characters, so the payload stays bounded.
  */
+export interface ScriptCause {
+  happening: number;
+  depth: number;
+  by: string;
+}
+
 export type BusEvent =
   /** `worldWide`: messages of WORLD_CHANNELS (ooc, tell), for every stream of the world rather than those in `roomIds`. */
-  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true; depth?: number }
+  | { type: 'chat'; worldId: string; roomIds: string[]; messageIds: number[]; worldWide?: true; cause?: ScriptCause }
   | { type: 'move'; worldId: string; characterId: number; name: string; from: string | null; to: string | null; direction: string | null; cause: MoveCause }
   /**
    * An item taken or dropped by a character, or one that appears in or vanishes from a room by a
@@ -51,7 +61,7 @@ export type BusEvent =
    */
   | { type: 'world.changed'; worldId: string; roomIds: string[]; itemRoomIds: string[]; characterIds: number[]; scripts?: string[] }
   /** An NPC walked (its script moved it), or was placed or removed (`from` or `to` null). */
-  | { type: 'npc.move'; worldId: string; npcId: string; name: string; from: string | null; to: string | null; direction: string | null; depth?: number }
+  | { type: 'npc.move'; worldId: string; npcId: string; name: string; from: string | null; to: string | null; direction: string | null; cause?: ScriptCause }
   /** From the bus itself, to this instance only: it listens again after losing its connection. */
   | { type: 'reconnected' };
 

@@ -9,7 +9,7 @@
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
 import type { ActiveCharacter, ChatReader, ChatRow, GameRepository, ItemInstance, MessageChannel, NewChatMessage } from '../../db/repositories/game-repository.ts';
-import type { EventBus, MoveCause } from '../../db/event-bus.ts';
+import type { EventBus, MoveCause, ScriptCause } from '../../db/event-bus.ts';
 import type { components } from '../../../generated/openapi.d.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { Direction, Room, World } from '../worlds/world-loader.ts';
@@ -259,9 +259,9 @@ export class GameCore {
   /**
    * Stores chat, then announces it by id: other instances read the rows back, this one keeps
    * them (`recipient` names a whisper's or tell's target; `worldWide` for WORLD_CHANNELS;
-   * `depth`, for what scripts said, how many scripts led to it).
+   * `cause`, for what a script said: which happening it belongs to).
    */
-  async post(actor: Pick<Actor, 'worldId'>, messages: NewChatMessage[], recipient: string | null = null, worldWide = false, depth = 0): Promise<void> {
+  async post(actor: Pick<Actor, 'worldId'>, messages: NewChatMessage[], recipient: string | null = null, worldWide = false, cause?: ScriptCause): Promise<void> {
     const messageIds = await this.repo.insertMessages(messages);
     // Ids grow in the order the rows were inserted, whatever order RETURNING lists them in.
     const ids = [...messageIds].sort((a, b) => a - b);
@@ -279,7 +279,7 @@ export class GameCore {
       npcId: m.npcId ?? null,
     }));
     const roomIds = worldWide ? [] : [...new Set(messages.map((m) => m.roomId))];
-    await this.bus.publish({ type: 'chat', worldId: actor.worldId, roomIds, messageIds, ...(worldWide ? { worldWide: true as const } : {}), ...(depth > 0 ? { depth } : {}) });
+    await this.bus.publish({ type: 'chat', worldId: actor.worldId, roomIds, messageIds, ...(worldWide ? { worldWide: true as const } : {}), ...(cause ? { cause } : {}) });
   }
 
   private remember(row: ChatRow): void {

@@ -7,7 +7,7 @@
  * may miss events.
  */
 import type { Clock } from '../../db/clock.ts';
-import type { BusEvent, EventBus } from '../../db/event-bus.ts';
+import type { BusEvent, EventBus, ScriptCause } from '../../db/event-bus.ts';
 import type { NpcRepository } from '../../db/repositories/npc-repository.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { Direction, Npc } from '../worlds/world-loader.ts';
@@ -47,11 +47,11 @@ export class NpcPlaces {
     return (await this.of(worldId)).get(npcId);
   }
 
-  /** Moves an NPC (its script walked it; `depth` scripts led to it) and tells every instance. */
-  async move(worldId: string, npc: Npc, to: string, direction: Direction | null, depth: number): Promise<void> {
+  /** Moves an NPC (its script walked it, as part of `cause`) and tells every instance. */
+  async move(worldId: string, npc: Npc, to: string, direction: Direction | null, cause: ScriptCause): Promise<void> {
     const from = (await this.where(worldId, npc.id)) ?? null;
     await this.repo.move(worldId, npc.id, to, this.clock());
-    await this.bus.publish({ type: 'npc.move', worldId, npcId: npc.id, name: npc.name, from, to, direction, depth });
+    await this.bus.publish({ type: 'npc.move', worldId, npcId: npc.id, name: npc.name, from, to, direction, cause });
   }
 
   private async of(worldId: string): Promise<Map<string, string>> {

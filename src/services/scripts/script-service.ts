@@ -18,8 +18,8 @@ import type { Config } from '../../config/config.ts';
 import type { Clock } from '../../db/clock.ts';
 import { toDbTime } from '../../db/clock.ts';
 import type { Db } from '../../db/database.ts';
-import type { BusEvent, EventBus } from '../../db/event-bus.ts';
-import type { ChatRow, GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
+import type { BusEvent, EventBus, ScriptCause } from '../../db/event-bus.ts';
+import type { GameRepository, NewChatMessage } from '../../db/repositories/game-repository.ts';
 import type { BuildRepository } from '../../db/repositories/build-repository.ts';
 import type { NpcRepository, Timer } from '../../db/repositories/npc-repository.ts';
 import { HostRefusal, WorldSandbox, type HostApi, type RunOutcome, type SandboxLimits, type ScriptState } from '../../integrations/script-sandbox.ts';
@@ -70,22 +70,81 @@ export type ScriptLimits = Config['scripts'];
 
 /** Running totals of this instance's script runs, for /metrics. */
 export interface ScriptCounters {
-  /** Runs by outcome: `ok` (what it left is written), or the error kind that stopped it (a run that lost a race to another instance is not counted). */
+  /**
+   * Runs by outcome: `ok` (what it left is written), the error kind that stopped it, or why it
+   * never ran: `budget` (its happening's runs_per_happening spent), `shed` (the world's queue
+   * full), `changed` (its script was saved or removed while it waited). A run that lost a race
+   * to another instance is not counted.
+   */
   runsByOutcome: Record<string, number>;
   /** Wall time the runs took in their sandboxes, seconds. */
   runSeconds: number;
+  /** Runs waiting in the worlds' queues now. */
+  queued: number;
 }
 
 /** Longest text a script hands the game at once: a command's limit. */
 const TEXT_CHARACTERS = 2000;
 
+/**
+ * A happening: one player's action, one timer's firing or one script's load, and what it has
+ * left to spend on the runs and lines it leads to, at every depth together (`[scripts]
+ * runs_per_happening`, `lines_per_happening`). `chain_depth` bounds how deep a chain goes; this
+ * bounds how wide: a script that echoes twenty lines to another that echoes twenty back grows
+ * as twenty to the depth's power without it.
+ */
+interface Happening {
+  id: number;
+  runs: number;
+  lines: number;
+  /** The refusals recorded for builders, one of each kind (budget, shed); the rest are only counted. */
+  refused: Set<string>;
+  startedAt: number;
+}
+
+/** Where a run stands: its happening, how many scripts led to it, and the script whose doing woke it (not woken by it again). */
+interface Chain {
+  happening: Happening;
+  depth: number;
+  by: string | null;
+}
+
+/** A hook waiting its turn in its world's queue. */
+interface Job {
+  owner: Owner;
+  hook: string;
+  args: unknown[];
+  chain: Chain;
+  at: { roomId: string | null; actor: ScriptActor | null };
+}
+
+/**
+ * How long a happening's budget is kept for the runs it leads to. What a script does wakes
+ * others through the bus within milliseconds; one still queued past this is dropped as spent.
+ */
+const HAPPENING_MS = 60_000;
+/** Happenings remembered at once, at most (the oldest go first). */
+const HAPPENINGS_KEPT = 10_000;
+/** While a world loads (`onLoad` of every script), its clock's lease is renewed at least this often. */
+const RENEW_EVERY_MS = 1_000;
+
 export class ScriptService {
   private readonly d: { db: Db; worlds: WorldCatalog; npcs: NpcRepository; items: BuildRepository; game: GameCore; repo: GameRepository; bus: EventBus; clock: Clock; logger: Logger; limits: ScriptLimits };
   private readonly sandboxes = new Map<string, Promise<WorldSandbox>>();
-  /** A sandbox for compiling builders' scripts before they are saved. */
-  private compiler: WorldSandbox | null = null;
+  /** A sandbox for compiling builders' scripts before they are saved, replaced when a compile broke it. */
+  private compiler: Promise<WorldSandbox> | null = null;
   private build: BuildService | null = null;
-  private readonly counters: ScriptCounters = { runsByOutcome: {}, runSeconds: 0 };
+  private readonly counters: ScriptCounters = { runsByOutcome: {}, runSeconds: 0, queued: 0 };
+  /** This instance's happenings still leading to runs, oldest first. */
+  private readonly happenings = new Map<number, Happening>();
+  private lastHappening = 0;
+  /**
+   * Each world's hooks waiting their turn (bounded by `queue_per_world`), run one at a time, so
+   * a backlog waits here and not in the world's sandbox, where a player's `onCommand` and the
+   * clock's timers would wait behind it.
+   */
+  private readonly queues = new Map<string, Job[]>();
+  private stopped = false;
 
   constructor(d: ScriptService['d']) {
     this.d = d;
@@ -101,23 +160,36 @@ export class ScriptService {
   }
 
   async start(): Promise<void> {
-    this.compiler = await WorldSandbox.create(sandboxLimits(this.d.limits));
+    this.compiler = WorldSandbox.create(sandboxLimits(this.d.limits));
+    await this.compiler;
   }
 
   stop(): void {
-    this.compiler?.dispose();
+    this.stopped = true;
+    this.queues.clear();
+    this.counters.queued = 0;
+    void this.compiler?.then((s) => s.dispose());
     for (const sandbox of this.sandboxes.values()) void sandbox.then((s) => s.dispose());
     this.sandboxes.clear();
   }
 
   stats(): ScriptCounters {
-    return { runsByOutcome: { ...this.counters.runsByOutcome }, runSeconds: this.counters.runSeconds };
+    return { runsByOutcome: { ...this.counters.runsByOutcome }, runSeconds: this.counters.runSeconds, queued: this.counters.queued };
   }
 
-  /** Whether a script compiles (for BuildService before it saves one). */
-  check(source: string): { message: string; line: number | null } | null {
+  /**
+   * Whether a script compiles (for BuildService before it saves one), on the instance's compiler
+   * thread: a source that broke it (its memory, its thread) gets the next compile a new one.
+   */
+  async check(source: string): Promise<{ message: string; line: number | null } | null> {
     if (!this.compiler) throw new Error('The script service has not started');
-    return this.compiler.compile(source);
+    let compiler = await this.compiler;
+    if (!compiler.healthy) {
+      compiler.dispose();
+      this.compiler = WorldSandbox.create(sandboxLimits(this.d.limits));
+      compiler = await this.compiler;
+    }
+    return compiler.compile(source);
   }
 
   // --- what wakes scripts ---
@@ -125,21 +197,21 @@ export class ScriptService {
   private async heard(event: BusEvent): Promise<void> {
     switch (event.type) {
       case 'chat':
-        if (!event.worldWide) await this.chatHeard(event.worldId, event.messageIds, event.depth ?? 0);
+        if (!event.worldWide) await this.chatHeard(event.worldId, event.messageIds, this.chainOf(event.cause));
         return;
       case 'move':
         if (event.cause === 'walk' || event.cause === 'recall') {
           const who = { name: event.name, characterId: event.characterId };
-          await this.moved(event.worldId, who, event.from, event.to, 0);
+          await this.moved(event.worldId, who, event.from, event.to, this.chainOf(undefined));
         }
         return;
       case 'npc.move':
-        if (event.from !== null && event.to !== null) await this.moved(event.worldId, { name: event.name, characterId: null }, event.from, event.to, event.depth ?? 0, `npc:${event.npcId}`);
+        if (event.from !== null && event.to !== null) await this.moved(event.worldId, { name: event.name, characterId: null }, event.from, event.to, this.chainOf(event.cause));
         return;
       case 'item':
         if ((event.action === 'take' || event.action === 'drop') && event.characterId !== null && event.itemRowId !== undefined) {
           const owner = await this.itemOwner(event.worldId, event.itemRowId);
-          if (owner) await this.run(event.worldId, owner, event.action === 'take' ? 'onGet' : 'onDrop', [], 1, { roomId: event.roomId, actor: { name: event.name!, characterId: event.characterId } });
+          if (owner) this.wake(event.worldId, { owner, hook: event.action === 'take' ? 'onGet' : 'onDrop', args: [], chain: this.chainOf(undefined)!, at: { roomId: event.roomId, actor: { name: event.name!, characterId: event.characterId } } });
         }
         return;
       case 'world.changed':
@@ -150,51 +222,93 @@ export class ScriptService {
     }
   }
 
-  /** Says, yells and emotes wake `onSay` of the NPCs, room and items where they are heard. */
-  private async chatHeard(worldId: string, messageIds: readonly number[], depth: number): Promise<void> {
-    if (depth >= this.d.limits.chainDepth) return;
+  /**
+   * The chain an event continues: its happening's when a script caused it (null once that
+   * happening is forgotten: it is spent), else a new happening (a player's action).
+   */
+  private chainOf(cause: ScriptCause | undefined): Chain | null {
+    if (!cause) return { happening: this.begin(), depth: 0, by: null };
+    const happening = this.happenings.get(cause.happening);
+    return happening ? { happening, depth: cause.depth, by: cause.by } : null;
+  }
+
+  /** A new happening with the whole budget. */
+  private begin(): Happening {
+    const now = performance.now();
+    for (const [id, old] of this.happenings) {
+      if (now - old.startedAt < HAPPENING_MS && this.happenings.size < HAPPENINGS_KEPT) break;
+      this.happenings.delete(id);
+    }
+    const happening = { id: ++this.lastHappening, runs: this.d.limits.runsPerHappening, lines: this.d.limits.linesPerHappening, refused: new Set<string>(), startedAt: now };
+    this.happenings.set(happening.id, happening);
+    return happening;
+  }
+
+  /** Says, yells and emotes wake `onSay` of the NPCs, room and items where they are heard, but not of the script that made them. */
+  private async chatHeard(worldId: string, messageIds: readonly number[], chain: Chain | null): Promise<void> {
+    if (!chain || chain.depth >= this.d.limits.chainDepth) return;
     for (const row of await this.d.game.chatRows(messageIds)) {
       if (row.channel !== 'say' && row.channel !== 'yell' && row.channel !== 'emote') continue;
       const text = decodeEntities(row.channel === 'yell' ? row.text.replace(/^\[YELL\] /, '') : row.text);
       const actor = { name: row.sender, characterId: row.senderId };
-      for (const owner of await this.ownersIn(worldId, row.roomId, speakerKey(row))) {
-        await this.run(worldId, owner, 'onSay', [text], depth + 1, { roomId: row.roomId, actor });
+      for (const owner of await this.ownersIn(worldId, row.roomId, chain.by ?? undefined)) {
+        this.wake(worldId, { owner, hook: 'onSay', args: [text], chain, at: { roomId: row.roomId, actor } });
       }
     }
   }
 
-  private async moved(worldId: string, actor: ScriptActor, from: string | null, to: string | null, depth: number, mover?: string): Promise<void> {
-    if (depth >= this.d.limits.chainDepth) return;
-    if (from !== null) for (const owner of await this.ownersIn(worldId, from, mover, false)) await this.run(worldId, owner, 'onLeave', [], depth + 1, { roomId: from, actor });
-    if (to !== null) for (const owner of await this.ownersIn(worldId, to, mover, false)) await this.run(worldId, owner, 'onEnter', [], depth + 1, { roomId: to, actor });
+  private async moved(worldId: string, actor: ScriptActor, from: string | null, to: string | null, chain: Chain | null): Promise<void> {
+    if (!chain || chain.depth >= this.d.limits.chainDepth) return;
+    const except = chain.by ?? undefined;
+    if (from !== null) for (const owner of await this.ownersIn(worldId, from, except, false)) this.wake(worldId, { owner, hook: 'onLeave', args: [], chain, at: { roomId: from, actor } });
+    if (to !== null) for (const owner of await this.ownersIn(worldId, to, except, false)) this.wake(worldId, { owner, hook: 'onEnter', args: [], chain, at: { roomId: to, actor } });
   }
 
   /** A script saved: it runs again (faults forgotten) and loads (`onLoad`). */
   private async saved(worldId: string, key: string): Promise<void> {
     await this.d.npcs.clearFaults(worldId, key);
     const owner = await this.owner(worldId, key);
-    if (owner) await this.run(worldId, owner, 'onLoad', [], 1, { roomId: await this.roomOf(worldId, owner), actor: null });
+    if (owner) this.wake(worldId, { owner, hook: 'onLoad', args: [], chain: { happening: this.begin(), depth: 0, by: null }, at: { roomId: await this.roomOf(worldId, owner), actor: null } });
   }
 
-  /** A world started on this instance (it took the world's clock): every script loads. */
-  async loadWorld(worldId: string): Promise<void> {
+  /**
+   * A world started on this instance (it took the world's clock): every script loads, NPCs',
+   * rooms' and items'. `renew` keeps the clock's lease while it takes long (thousands of
+   * scripts); when it answers false, another instance holds the clock and loading stops. Whether
+   * every script loaded.
+   */
+  async loadWorld(worldId: string, renew: () => Promise<boolean> = async () => true): Promise<boolean> {
     const world = this.d.worlds.get(worldId);
-    if (!world) return;
-    for (const owner of this.worldOwners(world)) await this.run(worldId, owner, 'onLoad', [], 1, { roomId: await this.roomOf(worldId, owner), actor: null });
+    if (!world) return true;
+    const items = (await this.d.items.worldItems(worldId)).flatMap((item): Owner[] => {
+      const script = itemScript(world, item);
+      return script ? [{ key: `item:${item.id}`, script, kind: 'item', id: String(item.id), name: itemName(world, item) }] : [];
+    });
+    let renewed = performance.now();
+    for (const owner of [...this.worldOwners(world), ...items]) {
+      if (!mayDefine(owner.script, 'onLoad')) continue;
+      if (performance.now() - renewed >= RENEW_EVERY_MS) {
+        if (!(await renew())) return false;
+        renewed = performance.now();
+      }
+      await this.run(worldId, owner, 'onLoad', [], { happening: this.begin(), depth: 0, by: null }, { roomId: await this.roomOf(worldId, owner), actor: null });
+    }
+    return true;
   }
 
   /**
    * A verb the game does not know, typed in a room: the items and NPCs there that the words
    * name, then the room, may handle it (`onCommand` returns true). Its answer is what the
-   * scripts told the actor.
+   * scripts told the actor. It runs at once, not behind the world's queue.
    */
   async command(worldId: string, roomId: string, actor: ScriptActor, verb: string, args: string): Promise<string | null> {
     const owners = await this.ownersIn(worldId, roomId);
     const words = args.toLowerCase();
     const named = owners.filter((o) => o.kind !== 'room' && words !== '' && o.name.toLowerCase().includes(words));
     const rest = owners.filter((o) => !named.includes(o) && o.kind === 'room');
+    const chain = { happening: this.begin(), depth: 0, by: null };
     for (const owner of [...named, ...rest]) {
-      const ran = await this.run(worldId, owner, 'onCommand', [verb, args], 1, { roomId, actor });
+      const ran = await this.run(worldId, owner, 'onCommand', [verb, args], chain, { roomId, actor });
       if (ran?.outcome.ok && ran.outcome.returned === true) return ran.told.join('\n') || 'Done.';
     }
     return null;
@@ -207,7 +321,71 @@ export class ScriptService {
       await this.d.db.transaction((trx) => this.d.npcs.cancelTimer(trx, worldId, timer.owner, timer.name));
       return;
     }
-    await this.run(worldId, owner, timer.name, [], 1, { roomId: await this.roomOf(worldId, owner), actor: null }, { timer, now });
+    await this.run(worldId, owner, timer.name, [], { happening: this.begin(), depth: 0, by: null }, { roomId: await this.roomOf(worldId, owner), actor: null }, { timer, now });
+  }
+
+  // --- the worlds' queues ---
+
+  /**
+   * A hook to run in its turn: only when its script may define it, while its happening has runs
+   * left, and while the world's queue has room; else it is dropped, counted, and the first
+   * refusal of its happening recorded for the world's builders.
+   */
+  private wake(worldId: string, job: Job): void {
+    if (this.stopped || !mayDefine(job.owner.script, job.hook)) return;
+    if (job.chain.happening.runs <= 0) {
+      this.refuse(worldId, job, 'budget', `One happening woke more than ${this.d.limits.runsPerHappening} script runs ([scripts] runs_per_happening); the rest did not run`);
+      return;
+    }
+    let queue = this.queues.get(worldId);
+    if (queue && queue.length >= this.d.limits.queuePerWorld) {
+      this.refuse(worldId, job, 'shed', `More than ${this.d.limits.queuePerWorld} script runs were waiting in this world ([scripts] queue_per_world); this one did not run`);
+      return;
+    }
+    job.chain.happening.runs--;
+    this.counters.queued++;
+    if (queue) {
+      queue.push(job);
+      return;
+    }
+    queue = [job];
+    this.queues.set(worldId, queue);
+    void this.drain(worldId, queue);
+  }
+
+  /** Runs a world's queue to its end, one job at a time. */
+  private async drain(worldId: string, queue: Job[]): Promise<void> {
+    for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+      this.counters.queued--;
+      if (this.stopped) return;
+      await this.runQueued(worldId, job).catch((err: Error) => this.d.logger.error('Script run failed', { world_id: worldId, owner: job!.owner.key, hook: job!.hook, error: err.message }));
+    }
+    this.queues.delete(worldId);
+  }
+
+  /** A queued hook runs with its script as it is now: one saved or removed while it waited does not run. */
+  private async runQueued(worldId: string, job: Job): Promise<void> {
+    const current = await this.owner(worldId, job.owner.key);
+    if (!current || current.script.source !== job.owner.script.source) {
+      this.count('changed');
+      return;
+    }
+    if (performance.now() - job.chain.happening.startedAt > HAPPENING_MS) {
+      this.refuse(worldId, job, 'shed', `A script run waited more than ${HAPPENING_MS / 1000} s in this world's queue and did not run`);
+      return;
+    }
+    await this.run(worldId, current, job.hook, job.args, job.chain, job.at);
+  }
+
+  /** A run (counted by `outcome`) or a line that its happening or world had no room for: recorded for builders once per happening and kind. */
+  private refuse(worldId: string, job: Pick<Job, 'owner' | 'hook' | 'chain'>, outcome: string | null, message: string): void {
+    if (outcome !== null) this.count(outcome);
+    const refused = job.chain.happening.refused;
+    if (refused.has(message)) return;
+    refused.add(message);
+    void this.d.npcs
+      .recordError(worldId, { owner: job.owner.key, hook: job.hook, kind: 'limit', message, line: null }, this.d.clock())
+      .catch((err: Error) => this.d.logger.warn('Script error not recorded', { world_id: worldId, error: err.message }));
   }
 
   // --- which scripts ---
@@ -289,15 +467,22 @@ export class ScriptService {
    * A run that lost the race to another runs once more from the state that won, unless a timer
    * fired it (the other instance's firing stands). Returns the run, or null when it did not run.
    */
-  private async run(worldId: string, owner: Owner, hook: string, args: unknown[], depth: number, at: { roomId: string | null; actor: ScriptActor | null }, timer?: { timer: Timer; now: number }): Promise<Ran | null> {
+  private async run(worldId: string, owner: Owner, hook: string, args: unknown[], chain: Chain, at: { roomId: string | null; actor: ScriptActor | null }, timer?: { timer: Timer; now: number }): Promise<Ran | null> {
     if (!timer && !mayDefine(owner.script, hook)) return null;
+    const depth = chain.depth + 1;
     for (let attempt = 0; attempt < 2; attempt++) {
       const now = this.d.clock();
       const stored = await this.d.npcs.state(worldId, owner.key, now);
-      if (stored.suspendedAt !== null) return null;
+      if (stored.suspendedAt !== null) {
+        // A suspended script's timer moves on rather than coming due at every tick.
+        if (timer) await this.advance(worldId, timer);
+        return null;
+      }
       const ran = await this.execute(worldId, owner, hook, args, JSON.parse(stored.state) as ScriptState, at);
       if (!ran.outcome.ok) {
         this.count(ran.outcome.error.kind);
+        // A failed run's timer still fires once: it is not tried again at every tick, starving the world's other timers.
+        if (timer) await this.advance(worldId, timer);
         await this.faulted(worldId, owner, hook, ran.outcome.error);
         return ran;
       }
@@ -305,7 +490,7 @@ export class ScriptService {
       // A run that changed neither its state nor its timers, after no fault, has nothing to write: it only acts.
       if (!timer && state === stored.state && ran.timers.length === 0 && stored.faults === 0) {
         this.count('ok');
-        await this.act(worldId, owner, ran.actions, depth, at.roomId);
+        await this.act(worldId, owner, ran.actions, { ...chain, depth }, at.roomId);
         return ran;
       }
       const written = await this.d.db.transaction(async (trx) => {
@@ -324,16 +509,22 @@ export class ScriptService {
         if (err instanceof StaleRun) return 'fired elsewhere';
         if (!(err instanceof TooManyTimers)) throw err;
         this.count('limit');
+        if (timer) await this.advance(worldId, timer);
         await this.faulted(worldId, owner, hook, { kind: 'limit', message: `The world has more than ${this.d.limits.timersPerWorld} timers ([scripts] timers_per_world)`, line: null });
         return 'refused';
       });
       if (written === 'stale') continue;
       if (written !== 'written') return null;
       this.count('ok');
-      await this.act(worldId, owner, ran.actions, depth, at.roomId);
+      await this.act(worldId, owner, ran.actions, { ...chain, depth }, at.roomId);
       return ran;
     }
     return null;
+  }
+
+  /** Fires a timer without its run's effects (the run failed, or its script is suspended). */
+  private async advance(worldId: string, timer: { timer: Timer; now: number }): Promise<void> {
+    await this.d.db.transaction((trx) => this.d.npcs.fireTimer(trx, worldId, timer.timer, timer.now));
   }
 
   /** One run in the sandbox, with the host API bound to what this run may see and do. */
@@ -354,6 +545,7 @@ export class ScriptService {
     const timerSet = (seconds: number, name: string, every: boolean): void => {
       spend();
       if (!Number.isFinite(seconds) || seconds < limits.minPeriodSeconds) throw new HostRefusal(`timers fire at most once every ${limits.minPeriodSeconds} s ([scripts] min_period_seconds)`);
+      if (seconds > limits.maxPeriodSeconds) throw new HostRefusal(`timers wait at most ${limits.maxPeriodSeconds} s ([scripts] max_period_seconds)`);
       if (!/^[A-Za-z_$][\w$]{0,63}$/.test(String(name))) throw new HostRefusal(`'${String(name).slice(0, 40)}' is not a function name`);
       const periodMs = Math.round(seconds * 1000);
       ran.timers.push({ kind: 'set', timer: { owner: owner.key, name: String(name), dueAt: this.d.clock().getTime() + periodMs, periodMs: every ? periodMs : null } });
@@ -425,13 +617,15 @@ export class ScriptService {
 
   // --- what a run does ---
 
-  private async act(worldId: string, owner: Owner, actions: Action[], depth: number, roomId: string | null): Promise<void> {
+  /** Makes a run's actions, as part of its happening (`chain`, at the run's depth): lines past the happening's budget are dropped. */
+  private async act(worldId: string, owner: Owner, actions: Action[], chain: Chain, roomId: string | null): Promise<void> {
     const world = this.d.worlds.get(worldId);
     if (!world) return;
+    const cause: ScriptCause = { happening: chain.happening.id, depth: chain.depth, by: owner.key };
     let here = roomId;
     for (const action of actions) {
       if (action.kind === 'move') {
-        here = await this.move(world, owner, here, action.direction, depth);
+        here = await this.move(world, owner, here, action.direction, cause);
         continue;
       }
       if (action.kind === 'exit') {
@@ -445,8 +639,13 @@ export class ScriptService {
         continue;
       }
       if (here === null || action.text === '') continue;
+      if (chain.happening.lines <= 0) {
+        this.refuse(worldId, { owner, hook: 'self.say', chain }, null, `One happening made more than ${this.d.limits.linesPerHappening} lines of scripts ([scripts] lines_per_happening); the rest were not said`);
+        continue;
+      }
+      chain.happening.lines--;
       const message = this.message(worldId, owner, here, action);
-      await this.d.game.post({ worldId }, [message], action.kind === 'tell' ? action.name : null, action.kind === 'tell', depth);
+      await this.d.game.post({ worldId }, [message], action.kind === 'tell' ? action.name : null, action.kind === 'tell', cause);
     }
   }
 
@@ -466,12 +665,12 @@ export class ScriptService {
   }
 
   /** An NPC walks an exit of the room it stands in; where it stands afterwards. */
-  private async move(world: World, owner: Owner, from: string | null, wanted: string, depth: number): Promise<string | null> {
+  private async move(world: World, owner: Owner, from: string | null, wanted: string, cause: ScriptCause): Promise<string | null> {
     const npc = world.npcs.get(owner.id);
     const direction = directionNamed(wanted);
     const to = from === null || !direction ? undefined : world.rooms.get(from)?.exits[direction];
     if (!npc || !direction || to === undefined) return from;
-    await this.d.game.npcs.move(world.id, npc, to, direction, depth);
+    await this.d.game.npcs.move(world.id, npc, to, direction, cause);
     return to;
   }
 }
@@ -494,11 +693,6 @@ const HOOKS: ReadonlySet<string> = new Set(['onLoad', 'onEnter', 'onLeave', 'onS
  */
 function mayDefine(script: Script, hook: string): boolean {
   return !HOOKS.has(hook) || script.source.includes(hook);
-}
-
-/** The script key of a chat line's speaker, so it does not hear itself. */
-function speakerKey(row: ChatRow): string | undefined {
-  return row.speaker === 'npc' && row.npcId ? `npc:${row.npcId}` : undefined;
 }
 
 class StaleRun extends Error {}
