@@ -107,12 +107,21 @@ export class NpcRepository {
     return (await trx('script_state').where({ world_id: worldId, owner, version: read }).update({ state, version: read + 1, faults: 0, updated_at: toDbTime(now) })) === 1;
   }
 
-  /** Counts a fault; at `suspendAt` faults in a row the script is suspended. Returns whether it is now. */
+  /**
+   * Counts a fault; at `suspendAt` faults in a row the script is suspended, and its timers go
+   * with it: a suspended script's timers would stay due, be read at every tick and count against
+   * `timers_per_world` (saving the script again runs its onLoad, which sets them again). Returns
+   * whether it is now suspended.
+   */
   async fault(worldId: string, owner: string, suspendAt: number, now: Date): Promise<boolean> {
-    await this.db('script_state').where({ world_id: worldId, owner }).increment('faults', 1);
-    await this.db('script_state').where({ world_id: worldId, owner }).andWhere('faults', '>=', suspendAt).whereNull('suspended_at').update({ suspended_at: toDbTime(now) });
-    const row = await this.db('script_state').where({ world_id: worldId, owner }).first('suspended_at');
-    return row?.suspended_at != null;
+    return this.db.transaction(async (trx) => {
+      const script = () => trx('script_state').where({ world_id: worldId, owner });
+      await script().increment('faults', 1);
+      await script().andWhere('faults', '>=', suspendAt).whereNull('suspended_at').update({ suspended_at: toDbTime(now) });
+      const suspended = (await script().first('suspended_at'))?.suspended_at != null;
+      if (suspended) await trx('script_timers').where({ world_id: worldId, owner }).del();
+      return suspended;
+    });
   }
 
   /** A script saved again runs again: no faults, not suspended. */
@@ -153,11 +162,16 @@ export class NpcRepository {
    * `now` (one firing for all the periods missed), or deletes a one-off. False when another
    * instance fired it (or it was changed) meanwhile.
    */
-  async fireTimer(trx: Knex.Transaction, worldId: string, timer: Timer, now: number): Promise<boolean> {
+  async fireTimer(trx: Runner, worldId: string, timer: Timer, now: number): Promise<boolean> {
     const where = { world_id: worldId, owner: timer.owner, name: timer.name, due_at: timer.dueAt };
     if (timer.periodMs === null) return (await trx('script_timers').where(where).del()) === 1;
     const missed = Math.floor((now - timer.dueAt) / timer.periodMs) + 1;
     return (await trx('script_timers').where(where).update({ due_at: timer.dueAt + missed * timer.periodMs })) === 1;
+  }
+
+  /** A timer whose firing failed counts as fired, without its run: moved on as `fireTimer` moves it. */
+  async passTimer(worldId: string, timer: Timer, now: number): Promise<boolean> {
+    return this.fireTimer(this.db, worldId, timer, now);
   }
 
   /** Removes an owner's timers and state (its script or itself is gone). */
