@@ -8,7 +8,7 @@
  * world starts there. On SQLite the one instance holds every clock.
  */
 import type { Clock } from '../../db/clock.ts';
-import type { NpcRepository } from '../../db/repositories/npc-repository.ts';
+import type { NpcRepository, Timer } from '../../db/repositories/npc-repository.ts';
 import type { Logger } from '../../logging/logger.ts';
 import type { WorldCatalog } from '../worlds/world-catalog.ts';
 import type { ScriptService } from './script-service.ts';
@@ -46,26 +46,61 @@ export class ScriptClock {
     this.timer.unref();
   }
 
-  /** One tick: keep or take each world's clock, and fire what fell due in those held. */
+  /**
+   * One tick: keep or take each world's clock, and fire what fell due in those held. Each world
+   * on its own: whatever one throws is logged with its id and the next world ticks on, so one
+   * world cannot stop the others' clocks (docs/decisions.md, "Scripts").
+   */
   async tick(): Promise<void> {
     for (const world of this.d.worlds.list()) {
-      const now = this.d.clock().getTime();
-      if (!(await this.d.npcs.holdClock(world.id, this.d.instanceId, now, now + LEASE_MS))) {
-        this.held.delete(world.id);
-        continue;
-      }
-      if (!this.held.has(world.id)) {
-        this.d.logger.info('Holding a world\u2019s clock', { world_id: world.id });
-        // Held once loaded: a load that failed is tried again at the next tick.
-        await this.d.scripts.loadWorld(world.id);
-        this.held.add(world.id);
-      }
-      const started = performance.now();
-      for (const timer of await this.d.npcs.dueTimers(world.id, now, TIMERS_PER_TICK)) {
-        if (performance.now() - started > FIRING_BUDGET_MS) break;
-        await this.d.scripts.fire(world.id, timer, now);
-      }
+      await this.tickWorld(world.id).catch((err: Error) => {
+        this.d.logger.error('Script clock tick failed', { world_id: world.id, error: err.message });
+      });
     }
+  }
+
+  private async tickWorld(worldId: string): Promise<void> {
+    if (!(await this.renew(worldId))) {
+      this.held.delete(worldId);
+      return;
+    }
+    if (!this.held.has(worldId)) {
+      this.d.logger.info('Holding a world\u2019s clock', { world_id: worldId });
+      // Loading runs every onLoad, which may take longer than the lease: it renews the lease as
+      // it goes and stops once another instance holds the clock (the world then starts there).
+      const loaded = await this.d.scripts.loadWorld(worldId, () => this.renew(worldId)).catch((err: Error) => {
+        // Held all the same: a load that failed again at every tick would run the world's
+        // onLoads twice a second and fire none of its timers.
+        this.d.logger.error('Loading a world\u2019s scripts failed', { world_id: worldId, error: err.message });
+        return true;
+      });
+      if (!loaded) return;
+      this.held.add(worldId);
+    }
+    const now = this.d.clock().getTime();
+    const started = performance.now();
+    for (const timer of await this.d.npcs.dueTimers(worldId, now, TIMERS_PER_TICK)) {
+      if (performance.now() - started > FIRING_BUDGET_MS) break;
+      await this.d.scripts.fire(worldId, timer, now).catch((err: Error) => this.fireFailed(worldId, timer, now, err));
+    }
+  }
+
+  /** Takes or keeps a world's clock for LEASE_MS from now; whether this instance holds it. */
+  private renew(worldId: string): Promise<boolean> {
+    const now = this.d.clock().getTime();
+    return this.d.npcs.holdClock(worldId, this.d.instanceId, now, now + LEASE_MS);
+  }
+
+  /**
+   * A timer whose firing failed (not its script's run, which ScriptService keeps as the script's
+   * fault, but the server around it) is the script's error for builders, and counts as fired:
+   * tried again at every tick it would fill the world's errors twice a second.
+   */
+  private async fireFailed(worldId: string, timer: Timer, now: number, err: Error): Promise<void> {
+    this.d.logger.error('Firing a script timer failed', { world_id: worldId, owner: timer.owner, timer: timer.name, error: err.message });
+    const message = `The server failed to fire the timer '${timer.name}' (its log says why under this world); it counts as fired`;
+    await this.d.npcs.recordError(worldId, { owner: timer.owner, hook: timer.name, kind: 'thrown', message, line: null }, this.d.clock());
+    await this.d.npcs.passTimer(worldId, timer, now);
   }
 
   /** Stops ticking and lets go of the clocks, so another instance takes them at once. */
