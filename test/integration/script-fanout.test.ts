@@ -20,7 +20,7 @@ const W = '/api/worlds/emberwick';
 const busy = (ms: number): string => `const until = Date.now() + ${ms}; while (Date.now() < until) {}`;
 
 describe(`scripts bounded per happening and per world (${DB_NAME})`, function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
   let server: TestServer;
   let builder: string;
   let rooms = 0;
@@ -73,10 +73,10 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
   it('a room does not hear its own echo: one say, one echo', async () => {
     const { roomId, player } = await room('function onSay(actor, text) { room.echo("The walls repeat: " + text); }');
     await okCmd(player, 'say hello');
-    await eventually(async () => expect(await linesIn(roomId)).to.include('The walls repeat: hello'), 15_000);
+    await eventually(async () => expect(await linesIn(roomId)).to.include('The walls repeat: hello'), 30_000);
     // A marker said afterwards and its echo: anything the first echo woke would be stored before them.
     await okCmd(player, 'say marker');
-    await eventually(async () => expect(await linesIn(roomId)).to.include('The walls repeat: marker'), 15_000);
+    await eventually(async () => expect(await linesIn(roomId)).to.include('The walls repeat: marker'), 30_000);
     expect((await linesIn(roomId)).filter((line) => line.startsWith('The walls repeat'))).to.deep.equal(['The walls repeat: hello', 'The walls repeat: marker']);
   });
 
@@ -88,9 +88,9 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
     await eventually(async () => {
       const errors = [...(await errorsOf(`room:${roomId}`)), ...(await errorsOf('npc:answering_stone'))];
       expect(errors.map((e) => e.message).join('\n')).to.include('lines_per_happening');
-    }, 20_000);
+    }, 30_000);
     await okCmd(player, 'say marker');
-    await eventually(async () => expect((await linesIn(roomId)).some((line) => line.includes('marker'))).to.equal(true), 15_000);
+    await eventually(async () => expect((await linesIn(roomId)).some((line) => line.includes('marker'))).to.equal(true), 30_000);
     const lines = (await linesIn(roomId)).filter((line) => / ping$/.test(line) && !line.startsWith('ping'));
     expect(lines.length).to.equal(30);
   });
@@ -107,7 +107,7 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
       for (let i = 0; i < 30; i++) heard += (await stateOf(`npc:listener_${i}`)).heard ?? 0;
       expect(heard).to.equal(12);
       expect(await outcomes('budget')).to.equal(before + 18);
-    }, 20_000);
+    }, 30_000);
     const recorded = [];
     for (let i = 0; i < 30; i++) recorded.push(...(await errorsOf(`npc:listener_${i}`)));
     expect(recorded.filter((e) => e.message.includes('runs_per_happening'))).to.have.length(1);
@@ -124,7 +124,7 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
     // The command was answered before the backlog ran out: it did not queue behind it.
     let heardAtAnswer = 0;
     for (let i = 0; i < 6; i++) heardAtAnswer += (await stateOf(`npc:slow_listener_${i}`)).heard ?? 0;
-    await eventually(async () => expect(await outcomes('shed')).to.be.greaterThan(shedBefore), 20_000);
+    await eventually(async () => expect(await outcomes('shed')).to.be.greaterThan(shedBefore), 30_000);
     let heard = 0;
     await eventually(async () => {
       heard = 0;
@@ -147,7 +147,7 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
     const saved = await call('PATCH', `${W}/npcs/patient_listener`, { version: npc.body.version, script: 'function onSay() { state.fresh = (state.fresh || 0) + 1; }' });
     expect(saved.status, saved.text).to.equal(200);
     await okCmd(player, 'say after');
-    await eventually(async () => expect((await stateOf('npc:patient_listener')).fresh).to.be.at.least(1), 20_000);
+    await eventually(async () => expect((await stateOf('npc:patient_listener')).fresh).to.be.at.least(1), 30_000);
     const state = await stateOf('npc:patient_listener');
     expect(state.old ?? 0, JSON.stringify(state)).to.be.lessThan(5);
     expect(await outcomes('changed')).to.be.greaterThan(changedBefore);
@@ -155,21 +155,21 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
 
   it('a timer past max_period_seconds is the script\u2019s error and sets nothing', async () => {
     const { roomId } = await room('function onLoad() { every(2592000, "monthly"); }\nfunction monthly() {}');
-    await eventually(async () => expect((await errorsOf(`room:${roomId}`)).map((e) => e.message).join('\n')).to.include('max_period_seconds'), 15_000);
+    await eventually(async () => expect((await errorsOf(`room:${roomId}`)).map((e) => e.message).join('\n')).to.include('max_period_seconds'), 30_000);
     expect(await server.db('script_timers').where({ world_id: 'emberwick', owner: `room:${roomId}` }).count({ n: '*' }).first()).to.deep.include({ n: usePostgres ? '0' : 0 });
   });
 
   it('a timer whose run fails fires once per due time, not at every tick', async () => {
     const { roomId } = await room('function onLoad() { every(100, "boom"); every(1, "beat"); }\nfunction boom() { throw new Error("kaboom"); }\nfunction beat() { state.beats = (state.beats || 0) + 1; }');
     const owner = `room:${roomId}`;
-    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner }).count({ n: '*' }).first().then((r) => Number(r!.n))).to.equal(2), 15_000);
+    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner }).count({ n: '*' }).first().then((r) => Number(r!.n)), JSON.stringify(await errorsOf(owner))).to.equal(2), 30_000);
     // Both come due; then the clock only moves by beats, so boom, due again in 100 s, must not fire again.
     server.clock.advance(101_000);
-    await eventually(async () => expect((await errorsOf(owner)).filter((e) => e.hook === 'boom')).to.have.length(1), 15_000);
+    await eventually(async () => expect((await errorsOf(owner)).filter((e) => e.hook === 'boom')).to.have.length(1), 30_000);
     for (let beat = 0; beat < 4; beat++) {
       const beats = (await stateOf(owner)).beats ?? 0;
       server.clock.advance(1_000);
-      await eventually(async () => expect((await stateOf(owner)).beats ?? 0).to.be.greaterThan(beats), 15_000);
+      await eventually(async () => expect((await stateOf(owner)).beats ?? 0).to.be.greaterThan(beats), 30_000);
     }
     expect((await errorsOf(owner)).filter((e) => e.hook === 'boom')).to.have.length(1);
   });
@@ -181,12 +181,12 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
     const saved = await call('PATCH', `${W}/items/${item.body.id}`, { version: item.body.version, script: 'function onLoad() { state.loads = (state.loads || 0) + 1; }' });
     expect(saved.status, saved.text).to.equal(200);
     const owner = `item:${item.body.id}`;
-    await eventually(async () => expect((await stateOf(owner)).loads).to.equal(1), 15_000);
+    await eventually(async () => expect((await stateOf(owner)).loads).to.equal(1), 30_000);
     // The world starts again elsewhere: this instance lets its clocks go, a second one takes them.
     await server.services.scriptClock.stop();
     const second = await startTestServer({ shareDatabaseWith: server, clock: server.clock });
     try {
-      await eventually(async () => expect((await stateOf(owner)).loads).to.equal(2), 20_000);
+      await eventually(async () => expect((await stateOf(owner)).loads).to.equal(2), 30_000);
     } finally {
       await second.close();
       server.services.scriptClock.start();
