@@ -26,16 +26,31 @@ export interface ChatLine {
   text: string;
   /** An emote: `text` is the whole line ("Wren waves."), shown without the speaker. */
   action: boolean;
+  /** The reader's own words: a character of that name spoke, not an NPC or a script that shares it. */
+  mine: boolean;
+  /** What spoke when no character did (SPEAKER_MARK), null for a character. */
+  mark: string | null;
 }
 
-/** A chat line as one line of text: "Mara Vell says: hello", or an emote as it is. */
+/**
+ * The mark of a line no character spoke: an NPC's (`speaker: npc`), or a room's or item's
+ * script's (`world`, the room's echo). Without it an NPC or an echo named like a player reads
+ * exactly as that player. Every line a character speaks starts with a name or "You", and
+ * names hold only letters, spaces, hyphens and apostrophes, so a line starting with the mark in
+ * brackets cannot be typed by a player (a mark after the name could: an emote "(NPC) says: …");
+ * nor by an NPC, whose name may not start with a bracket (building's rule).
+ */
+export const SPEAKER_MARK: Record<NonNullable<ChatMessage['speaker']>, string> = { npc: 'NPC', world: 'Room' };
+
+/** A chat line as one line of text: "Mara Vell says: hello", an emote as it is, "[NPC] Maud says: …". */
 export function chatText(line: ChatLine): string {
-  return line.action ? line.text : `${line.speaker}: ${line.text}`;
+  const said = line.action ? line.text : `${line.speaker}: ${line.text}`;
+  return line.mark === null ? said : `[${line.mark}] ${said}`;
 }
 
 /** A chat message as a client shows it: yell, whisper, tell and ooc prefixes become the speaker line. */
 export function chatLine(message: ChatMessage, me: string): ChatLine {
-  const mine = message.sender === me;
+  const mine = message.speaker === undefined && message.sender === me;
   let text = message.text;
   let speaker: string;
   if (message.channel === 'emote') {
@@ -56,7 +71,8 @@ export function chatLine(message: ChatMessage, me: string): ChatLine {
   } else {
     speaker = mine ? 'You say' : `${message.sender} says`;
   }
-  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === 'emote' };
+  const mark = message.speaker === undefined ? null : SPEAKER_MARK[message.speaker];
+  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === 'emote', mine, mark };
 }
 
 function stripPrefix(text: string, prefix: string): string {

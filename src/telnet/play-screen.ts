@@ -123,13 +123,21 @@ function onEvent(c: TelnetConnection, name: StreamEventName, data: object): void
   EVENTS[name](c, data);
 }
 
-/** Chat: others' messages as lines; every message (the player's own too) as GMCP for chat windows. */
+/**
+ * Chat: others' messages as lines; every message (the player's own too) as GMCP for chat windows.
+ * What an NPC or a room's or item's script says keeps its channel in Comm.Channel.Text (`say`,
+ * `emote`, `tell`: those Comm.Channel.List names, so a client's say window keeps the room's talk
+ * in order, where an `npc` channel would be a window of its own or, for clients that only know
+ * the listed channels, dropped), its text the line as printed, marked ("[NPC] Maud says: …"),
+ * and `speaker` (`npc` or `world`, as the API's ChatMessage has it) for triggers that tell them
+ * apart; `talker` stays the NPC's name, as IRE's clients take it for the speaker.
+ */
 function chat(c: TelnetConnection, message: Schemas['ChatMessage']): void {
-  const me = c.playing!.actor.name;
-  const text = chatText(chatLine(message, me));
-  c.terminal.gmcp('Comm.Channel.Text', { channel: message.channel, talker: message.sender, text });
+  const line = chatLine(message, c.playing!.actor.name);
+  const text = chatText(line);
+  c.terminal.gmcp('Comm.Channel.Text', { channel: message.channel, talker: message.sender, text, ...(message.speaker ? { speaker: message.speaker } : {}) });
   // The player's own words were the answer to their command.
-  if (message.sender !== me) c.terminal.styled(text, message.channel satisfies Style);
+  if (!line.mine) c.terminal.styled(text, message.channel satisfies Style);
 }
 
 /** Whether builders changed the room itself (its name, description or exits), not who or what is in it. */

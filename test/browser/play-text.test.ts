@@ -29,19 +29,24 @@ describe('play client: reading the game texts (web/text.ts)', () => {
   it('decodes the escaped chat text once, and tells the channels apart', () => {
     expect(decodeEntities('&lt;img src=x onerror=alert(1)&gt; &amp;lt; &quot;&#x27;')).to.equal('<img src=x onerror=alert(1)> &lt; "\'');
     const base = { id: 1, recipient: null, created_at: '2026-11-21 20:21:00' };
-    expect(chatLine({ ...base, sender: 'Mara Vell', text: 'hi &amp; bye', channel: 'say' }, 'Wren Ashdown')).to.deep.equal({ channel: 'say', speaker: 'Mara Vell says', text: 'hi & bye', action: false });
-    expect(chatLine({ ...base, sender: 'Mara Vell', text: '[YELL] LOUD', channel: 'yell' }, 'Mara Vell')).to.deep.equal({ channel: 'yell', speaker: 'You yell', text: 'LOUD', action: false });
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: 'hi &amp; bye', channel: 'say' }, 'Wren Ashdown')).to.deep.equal({ channel: 'say', speaker: 'Mara Vell says', text: 'hi & bye', action: false, mine: false, mark: null });
+    expect(chatLine({ ...base, sender: 'Mara Vell', text: '[YELL] LOUD', channel: 'yell' }, 'Mara Vell')).to.deep.equal({ channel: 'yell', speaker: 'You yell', text: 'LOUD', action: false, mine: true, mark: null });
     const whisper = { ...base, sender: 'Mara Vell', text: '[WHISPER: Mara Vell \u2192 Wren Ashdown] psst', channel: 'whisper' as const, recipient: 'Wren Ashdown' };
-    expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst', action: false });
+    expect(chatLine(whisper, 'Wren Ashdown')).to.deep.equal({ channel: 'whisper', speaker: 'Mara Vell whispers to you', text: 'psst', action: false, mine: false, mark: null });
     expect(chatLine(whisper, 'Mara Vell').speaker).to.equal('You whisper to Wren Ashdown');
     // The social channels: an emote is its whole line; tell and ooc lose their prefixes.
     const emote = chatLine({ ...base, sender: 'Mara Vell', text: 'Mara Vell&#x27;s eyes gleam.', channel: 'emote' }, 'Wren Ashdown');
-    expect(emote).to.deep.equal({ channel: 'emote', speaker: 'Mara Vell', text: "Mara Vell's eyes gleam.", action: true });
+    expect(emote).to.deep.equal({ channel: 'emote', speaker: 'Mara Vell', text: "Mara Vell's eyes gleam.", action: true, mine: false, mark: null });
     expect(chatText(emote)).to.equal("Mara Vell's eyes gleam.");
     const tell = { ...base, sender: 'Mara Vell', text: '[TELL: Mara Vell \u2192 Wren Ashdown] meet me', channel: 'tell' as const, recipient: 'Wren Ashdown' };
     expect(chatText(chatLine(tell, 'Wren Ashdown'))).to.equal('Mara Vell tells you: meet me');
     expect(chatText(chatLine(tell, 'Mara Vell'))).to.equal('You tell Wren Ashdown: meet me');
     expect(chatText(chatLine({ ...base, sender: 'Mara Vell', text: '[OOC] brb', channel: 'ooc' }, 'Wren Ashdown'))).to.equal('Mara Vell (OOC): brb');
+    // An NPC's or a room's words are marked first, even under the reader's own name.
+    const npc = chatLine({ ...base, sender: 'Wren Ashdown', text: 'It was me', channel: 'say', speaker: 'npc' }, 'Wren Ashdown');
+    expect(npc).to.deep.equal({ channel: 'say', speaker: 'Wren Ashdown says', text: 'It was me', action: false, mine: false, mark: 'NPC' });
+    expect(chatText(npc)).to.equal('[NPC] Wren Ashdown says: It was me');
+    expect(chatText(chatLine({ ...base, sender: 'Heron Yard', text: 'The bell clangs.', channel: 'emote', speaker: 'world' }, 'Wren Ashdown'))).to.equal('[Room] The bell clangs.');
   });
 
   it("knows the contract's command length, the API's UTC stamps, and when a text names a character", () => {
