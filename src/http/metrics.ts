@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics (GET /metrics, prom-client): HTTP request counts and latencies per
- * route template, the condition-axis upstream counters and the event streams' counters read
- * at scrape time, the script runs, and the process metrics. Each app owns its registry (tests start many apps in one process), and
+ * route template, the condition-axis upstream counters and the event streams' counters and
+ * index sizes read at scrape time, the script runs, and the process metrics. Each app owns its registry (tests start many apps in one process), and
  * `[metrics] mode` decides who may read it: nobody (404), anyone, or admin sessions.
  */
 import { Router, type Request, type RequestHandler } from 'express';
@@ -102,6 +102,50 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
       this.set(streamCounters().backlogBytes);
     },
   });
+  // The streams' bookkeeping, so a stream left behind by its close shows as a level that only
+  // grows (with no stream open, every index is empty; test/integration/event-stream-churn.test.ts).
+  new Gauge({
+    name: 'mud_event_stream_index_keys',
+    help: 'Keys of the event streams\' indexes on this instance, by index (session, world, room, character).',
+    labelNames: ['index'],
+    registers: [registry],
+    collect() {
+      for (const [index, size] of Object.entries(streamCounters().indexes)) this.set({ index }, size.keys);
+    },
+  });
+  new Gauge({
+    name: 'mud_event_stream_index_streams',
+    help: 'Streams held by the event streams\' indexes on this instance, over all keys of each index (each open stream once per index).',
+    labelNames: ['index'],
+    registers: [registry],
+    collect() {
+      for (const [index, size] of Object.entries(streamCounters().indexes)) this.set({ index }, size.streams);
+    },
+  });
+  new Gauge({
+    name: 'mud_event_stream_leases_pending',
+    help: 'Sessions whose streams opened or closed on this instance since its last write of their leases.',
+    registers: [registry],
+    collect() {
+      this.set(streamCounters().leasesPending);
+    },
+  });
+  new Gauge({
+    name: 'mud_event_stream_leased_sessions',
+    help: 'Sessions this instance holds a stream lease for (it has open streams of them).',
+    registers: [registry],
+    collect() {
+      this.set(streamCounters().leasedSessions);
+    },
+  });
+  new Gauge({
+    name: 'mud_event_stream_linkdead_told',
+    help: 'Characters the event streams of this instance heard told link-dead and not back since.',
+    registers: [registry],
+    collect() {
+      this.set(streamCounters().linkdeadTold);
+    },
+  });
   new Counter({
     name: 'mud_event_stream_events_sent_total',
     help: 'Events sent on event streams (heartbeats not counted).',
@@ -126,7 +170,7 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
   // Builders' scripts run on this instance (src/services/scripts/).
   new Counter({
     name: 'mud_script_runs_total',
-    help: "Runs of builders' scripts on this instance, by outcome (ok, or the error kind that ended the run).",
+    help: "Runs of builders' scripts on this instance, by outcome (ok, the error kind that ended the run, or budget, shed or changed for one that never ran).",
     labelNames: ['outcome'],
     registers: [registry],
     collect() {
@@ -142,6 +186,14 @@ export function createMetrics(upstreamCounters: () => EntityStateCounters | null
       this.reset();
       const seconds = scriptCounters().runSeconds;
       if (seconds > 0) this.inc(seconds);
+    },
+  });
+  new Gauge({
+    name: 'mud_script_runs_queued',
+    help: "Runs of builders' scripts waiting in the worlds' queues on this instance ([scripts] queue_per_world each).",
+    registers: [registry],
+    collect() {
+      this.set(scriptCounters().queued);
     },
   });
 

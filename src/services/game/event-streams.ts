@@ -47,6 +47,9 @@ export interface EventListener {
   event(name: StreamEventName, data: object): void;
 }
 
+/** The indexes open streams are kept in besides the set of them all. */
+export type StreamIndexName = 'session' | 'world' | 'room' | 'character';
+
 /** Counters for /metrics, owned here and read at scrape time. */
 export interface StreamCounters {
   open: number;
@@ -54,6 +57,15 @@ export interface StreamCounters {
   backlogBytes: number;
   eventsSent: number;
   endedByReason: Partial<Record<StreamEndReason, number>>;
+  /**
+   * What each index holds: its keys, and the streams over all of them (each open stream once
+   * per index). With every stream closed both are 0: anything left is a stream not forgotten.
+   */
+  indexes: Record<StreamIndexName, { keys: number; streams: number }>;
+  /** Sessions waiting for the next lease write, sessions leased, characters told link-dead and not back. */
+  leasesPending: number;
+  leasedSessions: number;
+  linkdeadTold: number;
 }
 
 /** How often the heartbeat timer looks for idle streams: a tenth of the interval, within these bounds. */
@@ -154,6 +166,12 @@ class StreamIndex<K> {
 
   get(key: K): ReadonlySet<Stream> {
     return this.map.get(key) ?? EMPTY;
+  }
+
+  size(): { keys: number; streams: number } {
+    let streams = 0;
+    for (const set of this.map.values()) streams += set.size;
+    return { keys: this.map.size, streams };
   }
 }
 
@@ -340,7 +358,16 @@ export class EventStreams {
   stats(): StreamCounters {
     let backlogBytes = 0;
     for (const stream of this.streams) backlogBytes += stream.sink?.buffered() ?? 0;
-    return { open: this.streams.size, backlogBytes, eventsSent: this.counters.eventsSent, endedByReason: { ...this.counters.endedByReason } };
+    return {
+      open: this.streams.size,
+      backlogBytes,
+      eventsSent: this.counters.eventsSent,
+      endedByReason: { ...this.counters.endedByReason },
+      indexes: { session: this.bySession.size(), world: this.byWorld.size(), room: this.byRoom.size(), character: this.byCharacter.size() },
+      leasesPending: this.marked.size,
+      leasedSessions: this.leased.size,
+      linkdeadTold: this.toldLinkdead.size,
+    };
   }
 
   /**
