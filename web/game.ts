@@ -382,11 +382,13 @@ export function gameScreen(nav: Nav, session: Session): Screen {
     chat: (message) => {
       const line = chatLine(message, me);
       const said = line.action ? [] : [h('span', { class: 'speaker', text: `${line.speaker}:` }), ' '];
-      // An NPC's words carry its badge; a room's or item's script narrates (play.css sets it apart).
-      const badge = message.speaker === 'npc' ? [h('span', { class: 'badge npc', text: 'NPC' }), ' '] : [];
+      // What an NPC or a room's or item's script says carries its mark as a badge, the words the
+      // telnet door prints ("NPC", "Room"), so a screen reader says it too; play.css sets the
+      // script's narration apart as well.
+      const badge = line.mark === null ? [] : [h('span', { class: `badge ${message.speaker}`, text: line.mark }), ' '];
       const from = message.speaker ? ` from-${message.speaker}` : '';
       addLine(h('li', { class: `line chat ${line.channel}${from}` }, clock(message.created_at), ...badge, ...said, h('span', { class: 'text', text: line.text })));
-      if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
+      if (!line.mine) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
       if (room && event.npc) {

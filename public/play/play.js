@@ -604,11 +604,13 @@ var ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;"
 function decodeEntities(text) {
   return text.replace(/&(?:amp|lt|gt|quot|#x27|#39);/g, (entity) => ENTITIES[entity]);
 }
+var SPEAKER_MARK = { npc: "NPC", world: "Room" };
 function chatText(line) {
-  return line.action ? line.text : `${line.speaker}: ${line.text}`;
+  const said = line.action ? line.text : `${line.speaker}: ${line.text}`;
+  return line.mark === null ? said : `[${line.mark}] ${said}`;
 }
 function chatLine(message, me) {
-  const mine = message.sender === me;
+  const mine = message.speaker === void 0 && message.sender === me;
   let text = message.text;
   let speaker;
   if (message.channel === "emote") {
@@ -629,7 +631,8 @@ function chatLine(message, me) {
   } else {
     speaker = mine ? "You say" : `${message.sender} says`;
   }
-  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === "emote" };
+  const mark = message.speaker === void 0 ? null : SPEAKER_MARK[message.speaker];
+  return { channel: message.channel, speaker, text: decodeEntities(text), action: message.channel === "emote", mine, mark };
 }
 function stripPrefix(text, prefix) {
   return text.startsWith(prefix) ? text.slice(prefix.length) : text;
@@ -2166,10 +2169,10 @@ function gameScreen(nav2, session2) {
     chat: (message) => {
       const line = chatLine(message, me);
       const said = line.action ? [] : [h("span", { class: "speaker", text: `${line.speaker}:` }), " "];
-      const badge = message.speaker === "npc" ? [h("span", { class: "badge npc", text: "NPC" }), " "] : [];
+      const badge = line.mark === null ? [] : [h("span", { class: `badge ${message.speaker}`, text: line.mark }), " "];
       const from = message.speaker ? ` from-${message.speaker}` : "";
       addLine(h("li", { class: `line chat ${line.channel}${from}` }, clock(message.created_at), ...badge, ...said, h("span", { class: "text", text: line.text })));
-      if (message.sender !== me) notices.notice(message.recipient === me || mentions(line.text, me));
+      if (!line.mine) notices.notice(message.recipient === me || mentions(line.text, me));
     },
     arrive: (event) => {
       if (room && event.npc) {

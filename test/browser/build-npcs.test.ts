@@ -3,7 +3,7 @@
  * worldbuilder creates an NPC in the Build panel, its script is refused naming the line (the
  * caret on it) and saves once fixed, a stale version keeps the typed script, the NPC stands in
  * the room panel and answers a say in the log marked as an NPC's, the room's own script echoes
- * marked as the world's, a thrown error shows in the script errors on Refresh, a deleted NPC
+ * marked as the room's, a thrown error shows in the script errors on Refresh, a deleted NPC
  * leaves the room panel, and a package NPC changed online is reverted to its package.
  */
 import { describe, it, before, after } from 'mocha';
@@ -110,7 +110,7 @@ describe(`play client: NPCs and scripts in the Build panel (${DB_NAME})`, functi
     const echo = logLine(builder, 'The gate bell clangs over the water.');
     await echo.waitFor();
     expect(await echo.getAttribute('class')).to.equal('line chat emote from-world');
-    expect(await echo.locator('.badge').count(), 'the world has no NPC badge').to.equal(0);
+    expect(await echo.locator('.badge').textContent(), "the room's mark, not an NPC's").to.equal('Room');
 
     // Someone else sets the script off; the panel's Refresh shows what it threw, and where.
     await page.getByRole('button', { name: 'Build' }).click();
