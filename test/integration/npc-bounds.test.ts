@@ -66,7 +66,7 @@ describe(`NPCs within bounds (${DB_NAME})`, function () {
     const made = await call('POST', `${W}/npcs`, { id: 'waver', name: 'Waver', description: 'It waves.', room_id: room, script });
     expect(made.status, made.text).to.equal(201);
     expect(made.body).to.deep.include({ scripted: true, script_suspended: false, script });
-    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner: 'npc:waver', name: 'wave' }).first()).to.not.equal(undefined), 10_000);
+    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner: 'npc:waver', name: 'wave' }).first(), 'the timer onLoad sets').to.not.equal(undefined), 10_000);
     server.clock.advance(1_100);
     await server.services.scriptClock.tick();
     await eventually(async () => {
@@ -158,6 +158,8 @@ describe(`NPCs within bounds (${DB_NAME})`, function () {
       ['[ANNOUNCEMENT] boss', /must not start with a bracket nor contain \[ or \]/],
       ['\uFF3BYELL\uFF3D Bob', /must not start with a bracket/],
       ['Bob [OOC]', /contain \[ or \]/],
+      ['\u3010Notice\u3011 Bob', /must not start with a bracket/],
+      ['\u2474 Boss', /must not start with a bracket/],
       ['Staff Announcement', /must not contain the word 'staff'/],
       ['Town Announcement Crier', /must not contain the word 'announcement'/],
       ['The Adm\u0456n', /must not contain the word 'admin'/],

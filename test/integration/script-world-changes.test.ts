@@ -55,7 +55,7 @@ describe(`scripts' exits and the building history are bounded (${DB_NAME})`, fun
     expect(made.status, made.text).to.equal(201);
     const before = await history();
     // The create runs onLoad, which sets the timer.
-    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner: 'npc:flapper' }).first()).to.not.equal(undefined), 10_000);
+    await eventually(async () => expect(await server.db('script_timers').where({ world_id: 'emberwick', owner: 'npc:flapper' }).first(), 'the timer onLoad sets').to.not.equal(undefined), 10_000);
 
     const exitsNow = async (): Promise<string[]> => Object.keys((await call('GET', `${W}/rooms/${hall}`)).body.exits);
     // Within the limit the exit opens and closes; each second's change is seen before the next.
@@ -71,7 +71,7 @@ describe(`scripts' exits and the building history are bounded (${DB_NAME})`, fun
     await eventually(async () => {
       const errors = (await call('GET', `${W}/script-errors?owner=npc:flapper`)).body.errors as Array<{ kind: string; hook: string; message: string }>;
       refused = errors.find((e) => e.kind === 'limit');
-      expect(refused).to.not.equal(undefined);
+      expect(refused, `the refusal among ${JSON.stringify(errors)}`).to.not.equal(undefined);
     }, 10_000);
     expect(refused!.hook).to.equal('room.openExit');
     expect(refused!.message).to.match(/^Too many exit changes by this world's scripts \(more than 4 a minute, \[scripts\] exit_changes_per_minute\)\. Try again in \d+ seconds\.$/);
