@@ -7,18 +7,25 @@
  * refresh from the server changes only fields the builder has not edited, so a stale version
  * (409) shows the server's words, takes the newer version and leaves the text to be saved
  * again; a script that does not compile (400) is refused with the server's `detail`, which
- * names the line, and the caret goes to that line.
+ * names the line, and the caret goes to that line. A script the server suspended after its
+ * faults in a row says so, beside the NPC's name and over its editor, and saving it runs it
+ * again, changed or not.
  */
 import { api, call, type Outcome, type Schemas } from './api.ts';
 import { ask, field, h } from './dom.ts';
 import { utcDate } from './text.ts';
 
 type Npc = Schemas['BuildNpc'];
+type NpcSummary = Schemas['BuildNpcSummary'];
 
-const SCRIPT_HINT = 'JavaScript: onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args) and timers (README, "Scripting NPCs, rooms and items"). Empty: no script.';
+const SCRIPT_HINT =
+  'JavaScript: onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args), an item\'s onGet(actor) and onDrop(actor), and a timer\'s function by its name, as every(seconds, "name") and after(seconds, "name") name it (README, "Scripting NPCs, rooms and items"). Empty: no script.';
+const SUSPENDED_TEXT = 'Suspended after faults in a row: save the script again to run it.';
 /** The contract's ScriptSource maxLength. */
 const SCRIPT_MAX_LENGTH = 65536;
 const ERRORS_SHOWN = 20;
+/** NPCs a list page holds: the contract's most. */
+const NPC_PAGE = 200;
 
 /** An input the server's answers refresh only while the builder has not changed it. */
 interface Kept {
@@ -54,6 +61,28 @@ function statusLine(): { element: HTMLElement; report(outcome: Outcome<unknown>,
   };
 }
 
+/**
+ * Whether the server stopped running the script after `faults_to_suspend` faults in a row
+ * (docs/decisions.md, "Scripts"). A room carries `script_suspended` when read alone, not in
+ * lists: absent, its script counts as running.
+ */
+function suspended(owner: NpcSummary | Schemas['BuildRoom']): boolean {
+  return owner.script_suspended === true;
+}
+
+/** The note over a suspended script's editor; the editor is described by it, so a screen reader says it there too. */
+function suspendedNote(area: HTMLTextAreaElement): { element: HTMLElement; show(on: boolean): void } {
+  const element = h('p', { class: 'suspended', text: SUSPENDED_TEXT, attrs: { id: `${area.id}-suspended`, hidden: true } });
+  return {
+    element,
+    show: (on) => {
+      element.hidden = !on;
+      if (on) area.setAttribute('aria-describedby', element.id);
+      else area.removeAttribute('aria-describedby');
+    },
+  };
+}
+
 function scriptArea(): HTMLTextAreaElement {
   return h('textarea', { class: 'script', attrs: { rows: '10', maxlength: String(SCRIPT_MAX_LENGTH), wrap: 'off', spellcheck: 'false', autocapitalize: 'none', autocomplete: 'off' } });
 }
@@ -79,8 +108,8 @@ function showLine(area: HTMLTextAreaElement, outcome: Outcome<unknown>): void {
 
 export interface RoomScript {
   element: HTMLElement;
-  /** Shows the room's script as the server has it (unless the builder is editing it). */
-  show(script: string | null): void;
+  /** Shows the room's script as the server has it (unless the builder is editing it), and whether it is suspended. */
+  show(room: Schemas['BuildRoom']): void;
 }
 
 /** The room's own script: `save` sends it with the room's version and reads the room again. */
@@ -88,18 +117,28 @@ export function roomScript(save: (script: string | null) => Promise<Outcome<unkn
   const area = scriptArea();
   const text = kept(area);
   const status = statusLine();
-  const form = h('form', { class: 'script-form' }, field('Room script', area, SCRIPT_HINT), h('button', { class: 'primary', text: 'Save script', attrs: { type: 'submit' } }), status.element);
+  const scriptField = field('Room script', area, SCRIPT_HINT);
+  const note = suspendedNote(area);
+  const form = h('form', { class: 'script-form' }, note.element, scriptField, h('button', { class: 'primary', text: 'Save script', attrs: { type: 'submit' } }), status.element);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const outcome = await save(scriptValue(area));
     status.report(outcome, scriptValue(area) === null ? 'The room has no script now.' : 'Room script saved.', true);
     showLine(area, outcome);
   });
-  return { element: form, show: (script) => text.show(script ?? '') };
+  return {
+    element: form,
+    show: (room) => {
+      text.show(room.script ?? '');
+      note.show(suspended(room));
+    },
+  };
 }
 
 interface NpcEditor {
   element: HTMLLIElement;
+  /** The NPC as last shown, its script with it. */
+  npc(): Npc;
   show(npc: Npc): void;
   open(): void;
 }
@@ -130,7 +169,9 @@ export function npcsHere(worldId: string): NpcsHere {
     const save = h('button', { class: 'primary', text: 'Save NPC', attrs: { type: 'submit' } });
     const remove = h('button', { class: 'danger', text: 'Delete', attrs: { type: 'button' } });
     const revert = h('button', { text: 'Revert to the package', attrs: { type: 'button' } });
-    const form = h('form', { class: 'npc-form' }, field('Name', name), field('Description', description), field('Script', area, SCRIPT_HINT), h('div', { class: 'npc-buttons' }, save, revert, remove), own.element);
+    const scriptField = field('Script', area, SCRIPT_HINT);
+    const note = suspendedNote(area);
+    const form = h('form', { class: 'npc-form' }, field('Name', name), field('Description', description), note.element, scriptField, h('div', { class: 'npc-buttons' }, save, revert, remove), own.element);
     details.append(form);
 
     form.addEventListener('submit', async (event) => {
@@ -139,7 +180,8 @@ export function npcsHere(worldId: string): NpcsHere {
       const body: Schemas['NpcUpdateRequest'] = { version: npc.version };
       if (fields.name.changed()) body.name = name.value;
       if (fields.description.changed()) body.description = description.value;
-      if (fields.script.changed()) body.script = scriptValue(area);
+      // A suspended script runs again once saved, unchanged or not.
+      if (fields.script.changed() || suspended(npc)) body.script = scriptValue(area);
       if (Object.keys(body).length === 1) return void own.report({ ok: true, data: null }, 'Nothing changed.');
       const outcome = await call(api.PATCH('/api/worlds/{world_id}/npcs/{npc_id}', { params: { path: npcPath(npc.id) }, body }));
       if (outcome.ok) show(outcome.data);
@@ -174,7 +216,9 @@ export function npcsHere(worldId: string): NpcsHere {
       npc = next;
       const from = npc.script_file ? `script ${npc.script_file}` : npc.script ? "a builder's script" : 'no script';
       const home = npc.room_id === npc.standing_in ? '' : ` · lives in ${npc.room_id}`;
-      summary.replaceChildren(h('strong', { text: npc.name }), h('span', { class: 'muted', text: ` ${npc.id} · version ${npc.version} · ${from}${home}` }));
+      const stopped = suspended(npc);
+      summary.replaceChildren(h('strong', { text: npc.name }), h('span', { class: 'muted', text: ` ${npc.id} · version ${npc.version} · ${from}${home}` }), ...(stopped ? [' ', h('span', { class: 'badge suspended', text: 'Script suspended' })] : []));
+      note.show(stopped);
       fields.name.show(npc.name);
       fields.description.show(npc.description);
       fields.script.show(npc.script ?? '');
@@ -184,6 +228,7 @@ export function npcsHere(worldId: string): NpcsHere {
     show(first);
     return {
       element: h('li', {}, details),
+      npc: () => npc,
       show,
       open: () => {
         details.open = true;
@@ -192,16 +237,38 @@ export function npcsHere(worldId: string): NpcsHere {
     };
   };
 
+  /** The NPCs standing in the room now, page by page. */
+  const standingIn = async (room: string): Promise<Outcome<NpcSummary[]>> => {
+    const here: NpcSummary[] = [];
+    for (let after: string | undefined; ; ) {
+      const page = await call(api.GET('/api/worlds/{world_id}/npcs', { params: { path: { world_id: worldId }, query: { standing_in: room, limit: NPC_PAGE, ...(after === undefined ? {} : { after }) } } }));
+      if (!page.ok) return page;
+      here.push(...page.data.npcs);
+      if (page.data.npcs.length < NPC_PAGE) return { ok: true, data: here };
+      after = page.data.npcs.at(-1)!.id;
+    }
+  };
+
+  /**
+   * Lists carry no scripts: an NPC is read whole when its editor is new or its version moved,
+   * else the list's word on it (a suspension changes no version) goes with the script it has.
+   */
   const reload = async () => {
     if (roomId === null) return;
-    const listed = await call(api.GET('/api/worlds/{world_id}/npcs', { params: { path: { world_id: worldId } } }));
+    const listed = await standingIn(roomId);
     if (!listed.ok) return void status.report(listed, '');
-    const here = listed.data.npcs.filter((npc) => npc.standing_in === roomId);
+    const here = listed.data;
     for (const id of [...editors.keys()]) if (!here.some((npc) => npc.id === id)) editors.delete(id);
-    for (const npc of here) {
-      const known = editors.get(npc.id);
-      if (known) known.show(npc);
-      else editors.set(npc.id, editor(npc));
+    for (const summary of here) {
+      const known = editors.get(summary.id);
+      if (known && known.npc().version === summary.version) {
+        known.show({ ...known.npc(), ...summary });
+        continue;
+      }
+      const read = await call(api.GET('/api/worlds/{world_id}/npcs/{npc_id}', { params: { path: npcPath(summary.id) } }));
+      if (!read.ok) return void status.report(read, '');
+      if (known) known.show(read.data);
+      else editors.set(summary.id, editor(read.data));
     }
     const shown = here.map((npc) => editors.get(npc.id)!.element);
     // Put back only when the list changed: moving an element out of the page takes the focus

@@ -94,7 +94,7 @@ export function openBuild(session: Session, opener: HTMLElement): void {
       conflict.hidden = true;
     }
     revertButton.hidden = room.origin !== 'package' || !room.changed;
-    script.show(room.script ?? null);
+    script.show(room);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {

@@ -1381,9 +1381,11 @@ function openAdmin(session2, opener) {
 }
 
 // web/build-scripts.ts
-var SCRIPT_HINT = 'JavaScript: onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args) and timers (README, "Scripting NPCs, rooms and items"). Empty: no script.';
+var SCRIPT_HINT = `JavaScript: onLoad(), onEnter(actor), onLeave(actor), onSay(actor, text), onCommand(actor, verb, args), an item's onGet(actor) and onDrop(actor), and a timer's function by its name, as every(seconds, "name") and after(seconds, "name") name it (README, "Scripting NPCs, rooms and items"). Empty: no script.`;
+var SUSPENDED_TEXT = "Suspended after faults in a row: save the script again to run it.";
 var SCRIPT_MAX_LENGTH = 65536;
 var ERRORS_SHOWN = 20;
+var NPC_PAGE = 200;
 function kept(input2) {
   let shown = "";
   return {
@@ -1403,6 +1405,20 @@ function statusLine() {
       element.textContent = outcome.ok ? done : stale ? `${outcome.detail}. What you typed is kept: save again to replace that version with it.` : outcome.detail;
       element.dataset.ok = String(outcome.ok);
       return outcome.ok;
+    }
+  };
+}
+function suspended(owner) {
+  return owner.script_suspended === true;
+}
+function suspendedNote(area) {
+  const element = h("p", { class: "suspended", text: SUSPENDED_TEXT, attrs: { id: `${area.id}-suspended`, hidden: true } });
+  return {
+    element,
+    show: (on) => {
+      element.hidden = !on;
+      if (on) area.setAttribute("aria-describedby", element.id);
+      else area.removeAttribute("aria-describedby");
     }
   };
 }
@@ -1427,14 +1443,22 @@ function roomScript(save) {
   const area = scriptArea();
   const text = kept(area);
   const status = statusLine();
-  const form2 = h("form", { class: "script-form" }, field("Room script", area, SCRIPT_HINT), h("button", { class: "primary", text: "Save script", attrs: { type: "submit" } }), status.element);
+  const scriptField = field("Room script", area, SCRIPT_HINT);
+  const note = suspendedNote(area);
+  const form2 = h("form", { class: "script-form" }, note.element, scriptField, h("button", { class: "primary", text: "Save script", attrs: { type: "submit" } }), status.element);
   form2.addEventListener("submit", async (event) => {
     event.preventDefault();
     const outcome = await save(scriptValue(area));
     status.report(outcome, scriptValue(area) === null ? "The room has no script now." : "Room script saved.", true);
     showLine(area, outcome);
   });
-  return { element: form2, show: (script) => text.show(script ?? "") };
+  return {
+    element: form2,
+    show: (room) => {
+      text.show(room.script ?? "");
+      note.show(suspended(room));
+    }
+  };
 }
 function npcsHere(worldId) {
   let roomId = null;
@@ -1454,14 +1478,16 @@ function npcsHere(worldId) {
     const save = h("button", { class: "primary", text: "Save NPC", attrs: { type: "submit" } });
     const remove = h("button", { class: "danger", text: "Delete", attrs: { type: "button" } });
     const revert = h("button", { text: "Revert to the package", attrs: { type: "button" } });
-    const form2 = h("form", { class: "npc-form" }, field("Name", name), field("Description", description), field("Script", area, SCRIPT_HINT), h("div", { class: "npc-buttons" }, save, revert, remove), own.element);
+    const scriptField = field("Script", area, SCRIPT_HINT);
+    const note = suspendedNote(area);
+    const form2 = h("form", { class: "npc-form" }, field("Name", name), field("Description", description), note.element, scriptField, h("div", { class: "npc-buttons" }, save, revert, remove), own.element);
     details.append(form2);
     form2.addEventListener("submit", async (event) => {
       event.preventDefault();
       const body = { version: npc.version };
       if (fields.name.changed()) body.name = name.value;
       if (fields.description.changed()) body.description = description.value;
-      if (fields.script.changed()) body.script = scriptValue(area);
+      if (fields.script.changed() || suspended(npc)) body.script = scriptValue(area);
       if (Object.keys(body).length === 1) return void own.report({ ok: true, data: null }, "Nothing changed.");
       const outcome = await call(api.PATCH("/api/worlds/{world_id}/npcs/{npc_id}", { params: { path: npcPath(npc.id) }, body }));
       if (outcome.ok) show2(outcome.data);
@@ -1492,7 +1518,9 @@ function npcsHere(worldId) {
       npc = next;
       const from = npc.script_file ? `script ${npc.script_file}` : npc.script ? "a builder's script" : "no script";
       const home = npc.room_id === npc.standing_in ? "" : ` · lives in ${npc.room_id}`;
-      summary.replaceChildren(h("strong", { text: npc.name }), h("span", { class: "muted", text: ` ${npc.id} · version ${npc.version} · ${from}${home}` }));
+      const stopped = suspended(npc);
+      summary.replaceChildren(h("strong", { text: npc.name }), h("span", { class: "muted", text: ` ${npc.id} · version ${npc.version} · ${from}${home}` }), ...stopped ? [" ", h("span", { class: "badge suspended", text: "Script suspended" })] : []);
+      note.show(stopped);
       fields.name.show(npc.name);
       fields.description.show(npc.description);
       fields.script.show(npc.script ?? "");
@@ -1502,6 +1530,7 @@ function npcsHere(worldId) {
     show2(first);
     return {
       element: h("li", {}, details),
+      npc: () => npc,
       show: show2,
       open: () => {
         details.open = true;
@@ -1509,16 +1538,32 @@ function npcsHere(worldId) {
       }
     };
   };
+  const standingIn = async (room) => {
+    const here = [];
+    for (let after; ; ) {
+      const page = await call(api.GET("/api/worlds/{world_id}/npcs", { params: { path: { world_id: worldId }, query: { standing_in: room, limit: NPC_PAGE, ...after === void 0 ? {} : { after } } } }));
+      if (!page.ok) return page;
+      here.push(...page.data.npcs);
+      if (page.data.npcs.length < NPC_PAGE) return { ok: true, data: here };
+      after = page.data.npcs.at(-1).id;
+    }
+  };
   const reload = async () => {
     if (roomId === null) return;
-    const listed = await call(api.GET("/api/worlds/{world_id}/npcs", { params: { path: { world_id: worldId } } }));
+    const listed = await standingIn(roomId);
     if (!listed.ok) return void status.report(listed, "");
-    const here = listed.data.npcs.filter((npc) => npc.standing_in === roomId);
+    const here = listed.data;
     for (const id of [...editors.keys()]) if (!here.some((npc) => npc.id === id)) editors.delete(id);
-    for (const npc of here) {
-      const known = editors.get(npc.id);
-      if (known) known.show(npc);
-      else editors.set(npc.id, editor(npc));
+    for (const summary of here) {
+      const known = editors.get(summary.id);
+      if (known && known.npc().version === summary.version) {
+        known.show({ ...known.npc(), ...summary });
+        continue;
+      }
+      const read = await call(api.GET("/api/worlds/{world_id}/npcs/{npc_id}", { params: { path: npcPath(summary.id) } }));
+      if (!read.ok) return void status.report(read, "");
+      if (known) known.show(read.data);
+      else editors.set(summary.id, editor(read.data));
     }
     const shown = here.map((npc) => editors.get(npc.id).element);
     if (shown.length !== list.children.length || shown.some((element, i) => list.children[i] !== element)) list.replaceChildren(...shown);
@@ -1647,7 +1692,7 @@ function openBuild(session2, opener) {
       conflict.hidden = true;
     }
     revertButton.hidden = room.origin !== "package" || !room.changed;
-    script.show(room.script ?? null);
+    script.show(room);
     const exits = Object.entries(room.exits);
     exitList.replaceChildren(
       ...exits.map(([direction, to]) => {
