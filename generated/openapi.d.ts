@@ -2210,7 +2210,7 @@ export interface components {
             inventory: string;
         };
         RoomChat: {
-            /** @description The messages formatted as text, one `<sender>: <text>` line each (an `emote` is its text alone). */
+            /** @description The messages formatted as text, one `<sender>: <text>` line each (an `emote` is its text alone); a line no character spoke starts with `[NPC] ` (an NPC's) or `[Room] ` (the echo of a room's or item's script). */
             chat: string;
             messages: components["schemas"]["ChatMessage"][];
         };

@@ -25,7 +25,7 @@ const linesWith = (client: TelnetClient, words: string): string[] =>
     .split('\r\n')
     .filter((line) => line.includes(words));
 
-describe(`NPC speech marked on telnet (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
+describe(`NPC speech marked on telnet and in GET /chat (${usePostgres ? 'PostgreSQL' : 'SQLite'})`, function () {
   this.timeout(60_000);
   let server: TestServer;
   let client: TelnetClient | undefined;
@@ -81,5 +81,11 @@ describe(`NPC speech marked on telnet (${usePostgres ? 'PostgreSQL' : 'SQLite'})
     expect(linesWith(client, 'Mind the gap')).to.deep.equal([`[Room] ${roomName} says: Mind the gap.`]);
     expect(await client.gmcpMessage('Comm.Channel.Text', 6)).to.deep.equal({ channel: 'emote', talker: roomName, text: '[Room] Dielun Bridgehall took the penny.', speaker: 'world' });
     expect(await client.gmcpMessage('Comm.Channel.Text', 7)).to.deep.equal({ channel: 'say', talker: roomName, text: `[Room] ${roomName} says: Mind the gap.`, speaker: 'world' });
+
+    // GET /chat's text marks them as well; a character's line stays as it was.
+    const chat = await server.get(`/chat/${other.sessionId}`);
+    expect(chat.status, chat.text).to.equal(200);
+    const lines = (chat.body.chat as string).split('\n');
+    expect(lines).to.include.members([`${other.name}: Evening all`, `[NPC] ${NAME}: It was me who took the penny`, '[Room] Dielun Bridgehall took the penny.', `[Room] ${roomName}: Mind the gap.`]);
   });
 });

@@ -10,6 +10,7 @@ import type { ChatRow } from '../../db/repositories/game-repository.ts';
 import type { Limit } from '../limits/limits.ts';
 import type { Role } from '../../shared/roles.ts';
 import { Conflict } from '../../shared/errors.ts';
+import { SPEAKER_MARK } from '../../shared/event-text.ts';
 import type { AuthenticatedSession } from '../accounts/session-service.ts';
 import { ChatHistory } from './chat-history.ts';
 import { fail, type Actor, type CommandInfo, type CommandResult, type CommandTable } from './command-table.ts';
@@ -23,9 +24,13 @@ type Schemas = components['schemas'];
 /** Messages GET /chat returns at most (and a resuming event stream replays). */
 export const CHAT_HISTORY = 20;
 
-/** A message as a line of GET /chat's text: an emote reads as the action, the others after the sender's name. */
+/**
+ * A message as a line of GET /chat's text: an emote reads as the action, the others after the
+ * sender's name; a line no character spoke starts with its mark ([NPC], [Room]), as on every door.
+ */
 function chatTextLine(r: ChatRow): string {
-  return r.channel === 'emote' ? `${r.text}\n` : `${r.sender}: ${r.text}\n`;
+  const line = r.channel === 'emote' ? r.text : `${r.sender}: ${r.text}`;
+  return r.speaker === 'character' ? `${line}\n` : `[${SPEAKER_MARK[r.speaker]}] ${line}\n`;
 }
 
 /** The character a session plays, as the game's actor, for every door: a Conflict when the session plays none. */
