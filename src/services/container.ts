@@ -278,7 +278,7 @@ export function buildServices(db: Db, config: Config, clock: Clock, worlds: Worl
   const buildRepository = new BuildRepository(db);
   const worldSync = new WorldSync(worlds, buildRepository, events, logger);
   worldSync.onRoomsChanged((worldId, roomIds) => streams.roomsChanged(worldId, roomIds));
-  const scripts = new ScriptService({ db, worlds, npcs: npcRepository, items: buildRepository, game: core, repo: gameRepository, bus: events, clock, logger, limits: config.scripts });
+  const scripts = new ScriptService({ db, worlds, sync: worldSync, npcs: npcRepository, items: buildRepository, game: core, repo: gameRepository, bus: events, clock, logger, limits: config.scripts });
   const build = new BuildService({
     db,
     repo: buildRepository,

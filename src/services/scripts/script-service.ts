@@ -28,6 +28,7 @@ import { DomainError } from '../../shared/errors.ts';
 import { decodeEntities } from '../../shared/event-text.ts';
 import { escapeHtml, plainText } from '../../shared/plain-text.ts';
 import type { BuildService } from '../building/build-service.ts';
+import type { WorldSync } from '../building/world-sync.ts';
 import { emoteText } from '../game/verbs/communication.ts';
 import type { GameCore } from '../game/game-core.ts';
 import { directionNamed, type Room, type Script, type World } from '../worlds/world-loader.ts';
@@ -129,7 +130,7 @@ const HAPPENINGS_KEPT = 10_000;
 const RENEW_EVERY_MS = 1_000;
 
 export class ScriptService {
-  private readonly d: { db: Db; worlds: WorldCatalog; npcs: NpcRepository; items: BuildRepository; game: GameCore; repo: GameRepository; bus: EventBus; clock: Clock; logger: Logger; limits: ScriptLimits };
+  private readonly d: { db: Db; worlds: WorldCatalog; sync: Pick<WorldSync, 'catchUp'>; npcs: NpcRepository; items: BuildRepository; game: GameCore; repo: GameRepository; bus: EventBus; clock: Clock; logger: Logger; limits: ScriptLimits };
   private readonly sandboxes = new Map<string, Promise<WorldSandbox>>();
   /** A sandbox for compiling builders' scripts before they are saved, replaced when a compile broke it. */
   private compiler: Promise<WorldSandbox> | null = null;
@@ -215,7 +216,10 @@ export class ScriptService {
         }
         return;
       case 'world.changed':
-        for (const key of event.scripts ?? []) await this.saved(event.worldId, key);
+        if (!event.scripts?.length) return;
+        // The change's own instance applies it to its worlds after the commit, as this hears it: read it here first.
+        await this.d.sync.catchUp(event.worldId);
+        for (const key of event.scripts) await this.saved(event.worldId, key);
         return;
       default:
         return;
