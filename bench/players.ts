@@ -194,7 +194,7 @@ async function gridWorld(side: number, load: NpcLoad = NO_NPCS): Promise<{ root:
   return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }
 
-interface Player {
+export interface Player {
   index: number;
   token: string;
   x: number;
@@ -212,8 +212,17 @@ function letters(n: number, width: number): string {
   return text;
 }
 
-/** Writes `count` accounts, characters and sessions at the given places straight into the server's database. */
-async function seedPlayers(server: BenchServer, databaseUrl: string | undefined, places: Array<[number, number]>): Promise<Player[]> {
+/**
+ * Writes `count` accounts, characters and sessions at the given places straight into the server's
+ * database; `at` puts them all in one room of another world instead, with another role (the
+ * hostile suite's players and builders).
+ */
+export async function seedPlayers(
+  server: BenchServer,
+  databaseUrl: string | undefined,
+  places: Array<[number, number]>,
+  at?: { worldId: string; roomId: string; role: 'player' | 'worldbuilder' },
+): Promise<Player[]> {
   const db: Knex = knexFactory(knexConfig({ sqlitePath: server.sqlitePath ?? '', url: databaseUrl ?? '' }));
   try {
     const tag = letters(randomBytes(3).readUIntBE(0, 3), 5);
@@ -228,14 +237,14 @@ async function seedPlayers(server: BenchServer, databaseUrl: string | undefined,
         for (const p of batch) {
           const username = `b${tag}${p.index}`;
           // No password can match '!': these accounts only ever play through the sessions below.
-          const [row] = await trx('users').insert({ username, username_key: username.toLowerCase(), password_hash: '!', role: 'player', is_guest: false, account_origin: 'system', created_at: stamp }, 'id');
+          const [row] = await trx('users').insert({ username, username_key: username.toLowerCase(), password_hash: '!', role: at?.role ?? 'player', is_guest: false, account_origin: 'system', created_at: stamp }, 'id');
           userIds.push(Number(typeof row === 'object' ? (row as { id: number }).id : row));
         }
         const characterIds: number[] = [];
         for (const [i, p] of batch.entries()) {
           const name = `Bench ${tag} ${letters(p.index, 4)}`;
           const [row] = await trx('characters').insert(
-            { user_id: userIds[i], name, name_key: name.toLowerCase(), world_id: WORLD_ID, room_id: roomId(p.x, p.y), is_guest_created: false, created_at: stamp, updated_at: stamp, state_seed: 0 },
+            { user_id: userIds[i], name, name_key: name.toLowerCase(), world_id: at?.worldId ?? WORLD_ID, room_id: at?.roomId ?? roomId(p.x, p.y), is_guest_created: false, created_at: stamp, updated_at: stamp, state_seed: 0 },
             'id',
           );
           characterIds.push(Number(typeof row === 'object' ? (row as { id: number }).id : row));
@@ -245,7 +254,7 @@ async function seedPlayers(server: BenchServer, databaseUrl: string | undefined,
             token_hash: createHash('sha256').update(p.token).digest('hex'),
             user_id: userIds[i],
             character_id: characterIds[i],
-            world_id: WORLD_ID,
+            world_id: at?.worldId ?? WORLD_ID,
             client_type: 'bench',
             created_at: stamp,
             last_activity: stamp,
@@ -260,19 +269,21 @@ async function seedPlayers(server: BenchServer, databaseUrl: string | undefined,
   }
 }
 
-const NO_RUNS = { runs: 0, failed: 0, seconds: 0 };
+const NO_RUNS = { runs: 0, failed: 0, seconds: 0, byOutcome: {} };
 
-/** The script runs so far (all outcomes), those that failed, and their wall time in seconds, from the server's /metrics. */
-async function scriptTotals(baseUrl: URL): Promise<{ runs: number; failed: number; seconds: number }> {
+/** The script runs so far (all outcomes, and by outcome), those that failed, and their wall time in seconds, from the server's /metrics. */
+export async function scriptTotals(baseUrl: URL): Promise<{ runs: number; failed: number; seconds: number; byOutcome: Record<string, number> }> {
   const text = await (await fetch(new URL('/metrics', baseUrl))).text();
   let runs = 0;
   let failed = 0;
+  const byOutcome: Record<string, number> = {};
   for (const m of text.matchAll(/^mud_script_runs_total\{outcome="([^"]+)"\} (\S+)$/gm)) {
     runs += Number(m[2]);
+    byOutcome[m[1]!] = Number(m[2]);
     if (m[1] !== 'ok') failed += Number(m[2]);
   }
   const seconds = Number(/^mud_script_run_seconds_total (\S+)$/m.exec(text)?.[1] ?? 0);
-  return { runs, failed, seconds };
+  return { runs, failed, seconds, byOutcome };
 }
 
 class Run {

@@ -32,8 +32,12 @@
  * 10000), BENCH_BACKUP_CHAT (default 100000), BENCH_BACKUP_RATE (default 50),
  * BENCH_BACKUP_SECONDS (default 10) and BENCH_ROUNDS (default 3); copy-db's PostgreSQL end is
  * a new database on BENCH_DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres).
- * BENCH_SUITE=platform|game|axis|events|hot|faults|players|npcs|building|backup runs one suite; unset,
- * all but faults, players, npcs, building and backup.
+ * The `hostile` suite (bench/hostile.ts) runs builders' hostile scripts one at a time beside a
+ * victim world's 1 s timer and reports /health, the timer's gaps, CPU and memory against bounds
+ * (exits non-zero past them): BENCH_SUITE=hostile, with BENCH_HOSTILE_SECONDS (per repro, default
+ * 20), BENCH_ROUNDS (default 3) and BENCH_HOSTILE_REPROS (keys, comma-separated; default all).
+ * BENCH_SUITE=platform|game|axis|events|hot|faults|players|npcs|building|backup|hostile runs one suite;
+ * unset, all but faults, players, npcs, building, backup and hostile.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -50,6 +54,7 @@ import { faultsTable, runFaultsSuite, type FaultsResult } from './faults.ts';
 import { npcsOptionsFromEnv, npcsTable, playersOptionsFromEnv, playersTable, runNpcsSuite, runPlayersSuite, type NpcsResult, type PlayersResult } from './players.ts';
 import { buildingTable, runBuildingSuite, type BuildingResult } from './building.ts';
 import { backupTable, runBackupSuite, type BackupResult } from './backup.ts';
+import { hostileTable, runHostileSuite, type HostileResult } from './hostile.ts';
 
 const RESULTS_FILE = path.join(import.meta.dirname, 'results', 'latest.json');
 
@@ -97,6 +102,8 @@ interface BenchReport {
   building?: BuildingResult;
   /** The `backup` suite (backup and copy-db on a large database), when it ran. */
   backup?: BackupResult;
+  /** The `hostile` suite (builders' hostile scripts beside a victim world), when it ran. */
+  hostile?: HostileResult;
   /** The first server log messages (warnings and errors), to see what went wrong under load. */
   serverLog: string[];
 }
@@ -200,7 +207,7 @@ async function main(): Promise<void> {
   // BENCH_SUITE=game (or "platform", "axis") runs one suite only, for quicker comparisons.
   const only = process.env.BENCH_SUITE?.trim();
   // Suites that run only when named, alone.
-  const alone = only === 'players' || only === 'npcs' || only === 'building' || only === 'backup';
+  const alone = only === 'players' || only === 'npcs' || only === 'building' || only === 'backup' || only === 'hostile';
   for (const suite of suites) {
     if (alone) break;
     if (suite.scenarios.length === 0 || (only && !suite.name.startsWith(only))) continue;
@@ -260,6 +267,13 @@ async function main(): Promise<void> {
     report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
   }
 
+  if (only === 'hostile') {
+    const { result, serverLog } = await runHostileSuite(databaseUrl);
+    report.hostile = result;
+    report.serverLog.push(...serverLog.slice(0, 20 - report.serverLog.length));
+    if (result.serverLogLines > 0) log(`the server logged ${result.serverLogLines} warning/error message(s); see serverLog in the JSON`);
+  }
+
   if (only === 'players') {
     const { result, serverLog } = await runPlayersSuite(databaseUrl, playersOptionsFromEnv());
     report.players = result;
@@ -295,9 +309,15 @@ async function main(): Promise<void> {
     ...(report.npcs ? [npcsTable(report.npcs)] : []),
     ...(report.building ? [buildingTable(report.building)] : []),
     ...(report.backup ? [backupTable(report.backup)] : []),
+    ...(report.hostile ? [hostileTable(report.hostile)] : []),
   ];
   process.stdout.write(`${tables.join('\n\n')}\n\n\`\`\`json\n${JSON.stringify(report, null, 2)}\n\`\`\`\n`);
   log(`results written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  // Out of bounds is a failed bench, named repro by repro.
+  if (report.hostile && report.hostile.failures.length > 0) {
+    for (const failure of report.hostile.failures) log(`hostile bound broken: ${failure}`);
+    process.exitCode = 1;
+  }
 }
 
 try {
