@@ -296,9 +296,15 @@ export class WorldSandbox {
 
   /** The request once the requests before it are answered; refused when the sandbox broke meanwhile. */
   #inTurn(request: EngineRequest, api: HostApi | null): Promise<RunOutcome> {
-    const turn = this.#turns.then(() => {
+    const turn = this.#turns.then(async () => {
       if (!this.#healthy) throw new Error('This script sandbox is broken or disposed; create a new one');
-      return this.#exchange(request, api);
+      // Atomics.waitAsync does not keep the process alive: a command that only compiles (world-check) would exit mid-request.
+      this.#worker.ref();
+      try {
+        return await this.#exchange(request, api);
+      } finally {
+        this.#worker.unref();
+      }
     });
     this.#turns = turn.catch(() => undefined);
     return turn;
