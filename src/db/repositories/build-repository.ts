@@ -299,6 +299,23 @@ export class BuildRepository {
     return (await this.db('item_instances').where({ world_id: worldId }).orderBy('id').select(ITEM_COLUMNS)).map(itemRow);
   }
 
+  /**
+   * The item rows of the world that have a script: their own (a builder's), or their package
+   * item's (`packageScripted`) where the row keeps the package's ('' removes it). For a world's
+   * start, which loads every script: reading every item of a large world would cost its clock.
+   */
+  async scriptedItems(worldId: string, packageScripted: readonly string[]): Promise<ItemRow[]> {
+    const q = this.db('item_instances')
+      .where({ world_id: worldId })
+      .andWhere((w) => {
+        w.where((own) => own.whereNotNull('script').andWhereNot('script', ''));
+        if (packageScripted.length > 0) w.orWhere((pkg) => pkg.whereNull('script').whereIn('item_id', [...packageScripted]));
+      })
+      .orderBy('id')
+      .select(ITEM_COLUMNS);
+    return (await q).map(itemRow);
+  }
+
   /** A new item in a room; its item id is made from its row id, so it never meets a package's. */
   async insertItem(trx: Knex.Transaction, worldId: string, roomId: string, name: string, description: string): Promise<ItemRow> {
     const [row] = await trx('item_instances').insert({ world_id: worldId, item_id: 'pending', room_id: roomId, character_id: null, name, description, version: 1 }, 'id');

@@ -284,7 +284,8 @@ export class ScriptService {
   async loadWorld(worldId: string, renew: () => Promise<boolean> = async () => true): Promise<boolean> {
     const world = this.d.worlds.get(worldId);
     if (!world) return true;
-    const items = (await this.d.items.worldItems(worldId)).flatMap((item): Owner[] => {
+    const packageScripted = [...world.items.values()].filter((item) => item.script).map((item) => item.id);
+    const items = (await this.d.items.scriptedItems(worldId, packageScripted)).flatMap((item): Owner[] => {
       const script = itemScript(world, item);
       return script ? [{ key: `item:${item.id}`, script, kind: 'item', id: String(item.id), name: itemName(world, item) }] : [];
     });
