@@ -147,8 +147,8 @@ async function api(ctx: Ctx, method: string, route: string, body?: unknown, head
 }
 
 /** A setup call that must succeed. */
-async function build(ctx: Ctx, method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<any> {
-  const answer = await api(ctx, method, route, body, headers);
+async function build(ctx: Ctx, method: string, route: string, body?: unknown, headers?: Record<string, string>, token = ctx.builder): Promise<any> {
+  const answer = await api(ctx, method, route, body, headers, token);
   if (answer.status < 200 || answer.status > 299) throw new Error(`${method} ${route} answered ${answer.status}: ${JSON.stringify(answer.body).slice(0, 200)}`);
   return answer.body;
 }
@@ -304,11 +304,12 @@ function saveStorm(key: string, title: string, buildLimit: BuildLimit): Repro {
     title,
     buildLimit,
     async prepare(ctx) {
-      const roomId = await newRoom(ctx, 'Scriptorium');
+      // An account of its own, for its setup too: the shipped limit counts per account (across
+      // restarts), and the other repros' setups spent the first builder's.
+      const token = await newAccount(ctx, 'hall', 'worldbuilder');
+      const roomId = (await build(ctx, 'POST', '/rooms', { name: `Scriptorium ${++rooms}`, description: 'Built by the hostile bench.' }, undefined, token)).id as string;
       const id = `scribe_${rooms}`;
-      await newNpcs(ctx, [id], roomId, 'function onSay(actor, text) {}');
-      // An account of its own: the shipped limit counts per account, and the setup spent the other's.
-      const token = await newAccount(ctx, roomId, 'worldbuilder');
+      await build(ctx, 'POST', '/npcs', { id, name: 'scribe', description: 'A bench NPC.', room_id: roomId, script: 'function onSay(actor, text) {}' }, undefined, token);
       const statuses = { legit: {} as Record<string, number>, deep: {} as Record<string, number> };
       return {
         async drive(c, until) {
