@@ -137,6 +137,31 @@ describe(`the worlds' clock on one instance (${DB_NAME})`, function () {
       await undo();
     }
   });
+
+  it('a world loading for seconds delays no other world’s timers', async () => {
+    // The first world the clock ticks loads slowly: a world ticked after it would wait for it if they took turns.
+    const [slow, victim] = server.services.worlds.list().map((w) => w.id);
+    const LOADERS = 100;
+    for (let i = 0; i < LOADERS; i++) await npc(slow!, `loader_${i}`, 'function onLoad() { const until = Date.now() + 40; while (Date.now() < until) {} state.loads = (state.loads || 0) + 1; }');
+    await npc(victim!, 'beater', 'function onLoad() { every(1, "beat"); }\nfunction beat() { state.n = (state.n || 0) + 1; }');
+    await timerSet(victim!, 'beater');
+    const loads = async (): Promise<number> => {
+      const rows = await server.db('script_state').where({ world_id: slow }).andWhere('owner', 'like', 'npc:loader_%').select('state');
+      return rows.reduce((sum: number, r: { state: string }) => sum + ((JSON.parse(r.state) as { loads?: number }).loads ?? 0), 0);
+    };
+    await eventually(async () => expect(await loads()).to.equal(LOADERS), 60_000);
+    const beats = async (): Promise<number> => ((JSON.parse((await server.db('script_state').where({ world_id: victim, owner: 'npc:beater' }).first('state'))?.state ?? '{}') as { n?: number }).n ?? 0);
+
+    // The clock starts again, as on a new holder: the slow world loads its hundred onLoads (4 s), the victim beats meanwhile.
+    await server.services.scriptClock.stop();
+    server.services.scriptClock.start();
+    for (let beat = 1; beat <= 2; beat++) {
+      const before = await beats();
+      server.clock.advance(1_000);
+      await eventually(async () => expect(await beats()).to.be.greaterThan(before), 15_000);
+    }
+    expect(await loads(), 'onLoads run again when the victim had beaten twice').to.be.lessThan(2 * LOADERS);
+  });
 });
 
 /** Makes renewing a world's clock fail in the database itself, until the returned function undoes it. */

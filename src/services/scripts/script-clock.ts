@@ -29,7 +29,8 @@ export class ScriptClock {
   private readonly d: { worlds: WorldCatalog; npcs: NpcRepository; scripts: ScriptService; clock: Clock; logger: Logger; instanceId: string };
   private readonly held = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
-  private ticking: Promise<void> = Promise.resolve();
+  /** Each world's tick in progress: worlds tick side by side, so one loading for seconds delays no other's timers. */
+  private readonly ticking = new Map<string, Promise<void>>();
 
   constructor(d: ScriptClock['d']) {
     this.d = d;
@@ -37,26 +38,32 @@ export class ScriptClock {
 
   start(): void {
     this.timer = setInterval(() => {
-      this.ticking = this.ticking
-        .then(() => this.tick())
-        .catch((err: Error) => {
-          this.d.logger.error('Script clock tick failed', { error: err.message });
-        });
+      // A world still busy with its last tick (a long load renews its own lease) skips this one.
+      for (const world of this.d.worlds.list()) if (!this.ticking.has(world.id)) void this.tickOnce(world.id);
     }, TICK_MS);
     this.timer.unref();
   }
 
   /**
-   * One tick: keep or take each world's clock, and fire what fell due in those held. Each world
-   * on its own: whatever one throws is logged with its id and the next world ticks on, so one
-   * world cannot stop the others' clocks (docs/decisions.md, "Scripts").
+   * One tick of every world, each once its tick in progress ended: keep or take its clock, and
+   * fire what fell due if held. Each world on its own: whatever one throws is logged with its
+   * id, and the others tick on (docs/decisions.md, "Scripts").
    */
   async tick(): Promise<void> {
-    for (const world of this.d.worlds.list()) {
-      await this.tickWorld(world.id).catch((err: Error) => {
-        this.d.logger.error('Script clock tick failed', { world_id: world.id, error: err.message });
+    await Promise.all(this.d.worlds.list().map((world) => this.tickOnce(world.id)));
+  }
+
+  private tickOnce(worldId: string): Promise<void> {
+    const work: Promise<void> = (this.ticking.get(worldId) ?? Promise.resolve())
+      .then(() => this.tickWorld(worldId))
+      .catch((err: Error) => {
+        this.d.logger.error('Script clock tick failed', { world_id: worldId, error: err.message });
+      })
+      .finally(() => {
+        if (this.ticking.get(worldId) === work) this.ticking.delete(worldId);
       });
-    }
+    this.ticking.set(worldId, work);
+    return work;
   }
 
   private async tickWorld(worldId: string): Promise<void> {
@@ -107,7 +114,7 @@ export class ScriptClock {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.ticking;
+    await Promise.all(this.ticking.values());
     if (this.held.size > 0) await this.d.npcs.releaseClocks(this.d.instanceId).catch((err: Error) => this.d.logger.warn('Script clocks not released at shutdown', { error: err.message }));
     this.held.clear();
   }
