@@ -323,6 +323,52 @@ function sourceTooLarge(source: string): ScriptError | null {
   return Buffer.byteLength(source) > most ? { kind: 'memory', message: `The script is larger than ${most} bytes, the most this world's memory takes`, line: null } : null;
 }
 
+/**
+ * Deepest nesting of brackets a script may have. Hand-written code stays far below it; the
+ * parser's memory grows with depth times length (see compile), and a source refused here
+ * leaves the engine as it was, where one refused for lack of memory costs a new engine thread.
+ */
+const MAX_NESTING = 256;
+
+/**
+ * The line where a source's brackets ((), [], {}) first nest past MAX_NESTING, outside strings
+ * and comments; null when they never do. Templates are read as strings and regular expressions
+ * as code, so it can miscount: it is a cheap first refusal, and the memory limit still holds.
+ */
+function nestsTooDeep(source: string): number | null {
+  let depth = 0;
+  let line = 1;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\n') line++;
+    else if (c === '(' || c === '[' || c === '{') {
+      if (++depth > MAX_NESTING) return line;
+    } else if (c === ')' || c === ']' || c === '}') depth = Math.max(0, depth - 1);
+    else if (c === '"' || c === "'" || c === '`') {
+      for (i++; i < source.length && source[i] !== c && !(c !== '`' && source[i] === '\n'); i++) {
+        if (source[i] === '\n') line++;
+        if (source[i] === '\\') i++;
+      }
+    } else if (c === '/' && source[i + 1] === '/') {
+      while (i < source.length && source[i] !== '\n') i++;
+      line++;
+    } else if (c === '/' && source[i + 1] === '*') {
+      const end = source.indexOf('*/', i + 2);
+      const stop = end < 0 ? source.length : end + 1;
+      for (; i < stop; i++) if (source[i] === '\n') line++;
+    }
+  }
+  return null;
+}
+
+/** Why a source is refused before the engine reads it, if it is. */
+function unfit(source: string): ScriptError | null {
+  const tooLarge = sourceTooLarge(source);
+  if (tooLarge) return tooLarge;
+  const deep = nestsTooDeep(source);
+  return deep === null ? null : { kind: 'syntax', message: `The script nests brackets more than ${MAX_NESTING} levels deep`, line: deep };
+}
+
 interface Fresh {
   runtime: QuickJSRuntime;
   ctx: QuickJSContext;
@@ -377,8 +423,8 @@ function inFreshContext(cpuMs: number, work: (ctx: QuickJSContext, runtime: Quic
  * and a more lenient compile (one dropping the sources) would save scripts whose every run fails.
  */
 function compile(request: Extract<EngineRequest, { type: 'compile' }>): EngineMessage {
-  const tooLarge = sourceTooLarge(request.source);
-  if (tooLarge) return { type: 'done', outcome: { ok: false, error: tooLarge }, broken: false };
+  const refused = unfit(request.source);
+  if (refused) return { type: 'done', outcome: { ok: false, error: refused }, broken: false };
   const { outcome, broken } = inFreshContext(request.cpuMs, (ctx): RunOutcome => {
     const compiled = ctx.evalCode(request.source, SCRIPT_FILE, { type: 'global', compileOnly: true });
     if (compiled.error && exhausted) {
@@ -393,8 +439,8 @@ function compile(request: Extract<EngineRequest, { type: 'compile' }>): EngineMe
 }
 
 function run(request: Extract<EngineRequest, { type: 'run' }>): EngineMessage {
-  const tooLarge = sourceTooLarge(request.source);
-  if (tooLarge) return { type: 'done', outcome: { ok: false, error: tooLarge }, broken: false };
+  const refused = unfit(request.source);
+  if (refused) return { type: 'done', outcome: { ok: false, error: refused }, broken: false };
   const { outcome, broken } = inFreshContext(request.cpuMs, (ctx, runtime, watch, scope): RunOutcome => {
     const fail = (error: ScriptError): RunOutcome => ({ ok: false, error });
     const json = scope.manage(ctx.getProp(ctx.global, 'JSON'));

@@ -408,11 +408,15 @@ describe('WorldSandbox', () => {
   });
 
   describe('compiling', () => {
-    it('3,000 nested functions exhaust the memory: refused as such, the sandbox unhealthy, and a new one compiles', async () => {
+    it('3,000 nested functions are refused before the engine reads them (they would exhaust its memory), and the sandbox stays', async () => {
       const compiler = await fresh(MEMORY_LIMITS);
-      expect((await compiler.compile(NESTED_FUNCTIONS))?.message).to.equal("The script needs more than this world's 32 MiB of memory to compile (too deeply nested, or too large)");
-      expect(compiler.healthy).to.equal(false);
-      expect(await (await fresh(MEMORY_LIMITS)).compile('function onSay() { return 1; }')).to.equal(null);
+      expect(await compiler.compile(NESTED_FUNCTIONS)).to.deep.equal({ message: 'The script nests brackets more than 256 levels deep', line: 1 });
+      expect(expectError(await compiler.run(`\n${NESTED_FUNCTIONS}`, 'a', [], {}, recordingHost().api), 'syntax').line).to.equal(2);
+      expect(compiler.healthy).to.equal(true);
+      // Brackets in strings and comments do not count; 256 levels of code do not break the engine.
+      const deepest = 'function f() { return ' + '('.repeat(250) + '1' + ')'.repeat(250) + '; }';
+      expect(await compiler.compile(`// ${'{'.repeat(300)}\nconst s = "${'['.repeat(300)}";\n/* ${'('.repeat(300)} */\n${deepest}`)).to.equal(null);
+      expect(compiler.healthy).to.equal(true);
     });
 
     it('3,000 Unicode property classes in a regular expression exhaust the memory alike; without the u flag they compile and the sandbox stays', async () => {
