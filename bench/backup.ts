@@ -34,7 +34,7 @@ import { positiveNumberEnv } from './env.ts';
 import { populate, type BenchPlayer } from './game-world.ts';
 import { openLoop, percentile, round, sleep, type OpenLoopResult, type RequestSpec } from './load.ts';
 import { markdownTable } from './markdown.ts';
-import { CLIENT_CORE, hasTaskset, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
+import { CLIENT_CORE, hasTaskset, newDatabase, pinSelf, restoreAffinity, SERVER_CORE, startBenchServer, type BenchServer } from './server-process.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CLI = path.join(ROOT, 'src', 'cli.ts');
@@ -168,21 +168,6 @@ function lightMix(players: BenchPlayer[]): (i: number) => RequestSpec {
       default:
         return { method: 'POST', path: '/command', body: { session_id: p.sessionId, command: `say steady ${i}` } };
     }
-  };
-}
-
-async function newDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `mud_bench_${randomBytes(5).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
-  await admin.raw('CREATE DATABASE ??', [name]);
-  await admin.destroy();
-  return {
-    url: Object.assign(new URL(base), { pathname: `/${name}` }).href,
-    drop: async () => {
-      const again = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
-      await again.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]);
-      await again.destroy();
-    },
   };
 }
 

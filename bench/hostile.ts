@@ -28,7 +28,6 @@
  * or, with BENCH_DATABASE_URL, a fresh database on that PostgreSQL server. The server is pinned to
  * core 0 and this process to core 1 where taskset exists.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -40,7 +39,7 @@ import { positiveNumberEnv } from './env.ts';
 import { openLoop, percentile, round, sleep, type OpenLoopResult, type RequestSpec } from './load.ts';
 import { markdownTable } from './markdown.ts';
 import { scriptTotals, seedPlayers } from './players.ts';
-import { CLIENT_CORE, cpuMs, hasTaskset, pinSelf, restoreAffinity, rssKb, SERVER_CORE, startBenchServer, startHelloServer, type BenchServer } from './server-process.ts';
+import { CLIENT_CORE, cpuMs, hasTaskset, newDatabase, pinSelf, restoreAffinity, rssKb, SERVER_CORE, startBenchServer, startHelloServer, type BenchServer } from './server-process.ts';
 
 const ARENA = 'arena';
 const VICTIM = 'victim';
@@ -367,21 +366,6 @@ async function writeWorlds(): Promise<{ root: string; remove: () => Promise<void
   return { root, remove: () => rm(root, { recursive: true, force: true }) };
 }
 
-/** A database of its own on BENCH_DATABASE_URL's server for one round. */
-async function freshPostgres(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `mud_bench_hostile_${randomBytes(5).toString('hex')}`;
-  const admin = (): Knex => knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
-  const create = admin();
-  await create.raw('CREATE DATABASE ??', [name]).finally(() => create.destroy());
-  return {
-    url: Object.assign(new URL(base), { pathname: `/${name}` }).href,
-    drop: async () => {
-      const drop = admin();
-      await drop.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]).finally(() => drop.destroy());
-    },
-  };
-}
-
 function startServer(databaseUrl: string | undefined, sqlitePath: string | undefined, worldsRoot: string, limit: BuildLimit): Promise<BenchServer> {
   return startBenchServer(
     databaseUrl,
@@ -616,7 +600,7 @@ export async function runHostileSuite(databaseUrl: string | undefined): Promise<
   try {
     for (let r = 0; r < roundsWanted; r++) {
       log(`round ${r + 1} of ${roundsWanted}`);
-      const pg = databaseUrl ? await freshPostgres(databaseUrl) : undefined;
+      const pg = databaseUrl ? await newDatabase(databaseUrl) : undefined;
       const dir = await mkdtemp(path.join(tmpdir(), 'mud-bench-hostile-db-'));
       const sqlitePath = pg ? undefined : path.join(dir, 'hostile.db');
       let ctx: Ctx | undefined;

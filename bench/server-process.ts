@@ -4,12 +4,14 @@
  * suite's bare Express baseline. Also the CPU pinning and /proc readings the suites share.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import knexFactory from 'knex';
 import { sleep } from './load.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -257,4 +259,18 @@ export function rssKb(pid: number): number {
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!match) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(match[1]);
+}
+
+/** A new PostgreSQL database on `base`'s server for one bench round, and how to drop it. */
+export async function newDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `mud_bench_${randomBytes(5).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+  await admin.raw('CREATE DATABASE ??', [name]).finally(() => admin.destroy());
+  return {
+    url: Object.assign(new URL(base), { pathname: `/${name}` }).href,
+    drop: async () => {
+      const again = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+      await again.raw('DROP DATABASE IF EXISTS ?? WITH (FORCE)', [name]).finally(() => again.destroy());
+    },
+  };
 }
