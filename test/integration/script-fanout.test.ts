@@ -23,6 +23,8 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
   this.timeout(240_000);
   let server: TestServer;
   let builder: string;
+  /** Builds in every world, the invite-only one too. */
+  let superuser: string;
   let rooms = 0;
   const call = (method: string, path: string, body?: unknown): Promise<HttpResponse> => server.request(method, path, body, bearer(builder));
 
@@ -37,6 +39,7 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
       },
     });
     builder = await sessionFor(server, 'overseer', 'worldbuilder');
+    superuser = await sessionFor(server, 'steward', 'superuser');
   });
   after(async () => {
     await server?.close();
@@ -172,6 +175,26 @@ describe(`scripts bounded per happening and per world (${DB_NAME})`, function ()
       await eventually(async () => expect((await stateOf(owner)).beats ?? 0).to.be.greaterThan(beats), 30_000);
     }
     expect((await errorsOf(owner)).filter((e) => e.hook === 'boom')).to.have.length(1);
+  });
+
+  it('a save that breaks the compiler, or would, leaves saving working for every world', async () => {
+    const { roomId } = await room(null);
+    const save = async (script: string): Promise<HttpResponse> => {
+      const current = await call('GET', `${W}/rooms/${roomId}`);
+      return call('PATCH', `${W}/rooms/${roomId}`, { version: current.body.version, script });
+    };
+    const nested = await save('function a(){'.repeat(3000) + '}'.repeat(3000));
+    expect(nested.status, nested.text).to.equal(400);
+    expect(nested.body.detail).to.include('nests brackets more than 256 levels deep');
+    // 3,000 Unicode classes exhaust the compiler's memory: that compiler is replaced.
+    const classes = await save('const letters = /' + '[\\p{L}]'.repeat(3000) + '/u;');
+    expect(classes.status, classes.text).to.equal(400);
+    expect(classes.body.detail).to.include('memory');
+    for (const world of ['emberwick', 'hollow_spire']) {
+      const npc = await server.request('POST', `/api/worlds/${world}/npcs`, { name: `Clerk ${world === 'emberwick' ? 'Amber' : 'Hollis'}`, description: 'Keeps the ledger.', room_id: world === 'emberwick' ? roomId : 'spire_threshold', script: 'function onSay() { state.heard = true; }' }, bearer(superuser));
+      expect(npc.status, npc.text).to.equal(201);
+    }
+    expect((await save('function onSay(actor, text) { room.echo(text); }')).status).to.equal(200);
   });
 
   it('items\u2019 scripts load when their world starts on an instance', async () => {
