@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import knexFactory from 'knex';
+import knexFactory, { type Knex } from 'knex';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'src', 'cli.ts');
@@ -123,6 +123,39 @@ export async function throwAwayDatabase(): Promise<{ url: string; drop: () => Pr
       } finally {
         await again.destroy();
       }
+    },
+  };
+}
+
+/** Instances of `mud-server serve` on one throw-away PostgreSQL database and a reader of it, for tests of several processes. */
+export interface Instances {
+  reader: Knex;
+  /** Every instance started, live or not. */
+  servers: CliServer[];
+  /** Starts one more instance, serving `worldsRoot`, once it listens. */
+  serve(): Promise<CliServer>;
+  /** Kills every instance and drops the database. */
+  close(): Promise<void>;
+}
+
+export async function instancesOn(worldsRoot: string): Promise<Instances> {
+  const db = await throwAwayDatabase();
+  const reader = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 2 } });
+  const servers: CliServer[] = [];
+  return {
+    reader,
+    servers,
+    async serve() {
+      const server = startCliServer(['serve'], { DATABASE_URL: db.url, MUD_WORLDS_ROOT: worldsRoot, MUD_LOG_LEVEL: 'info' });
+      servers.push(server);
+      await server.waitFor((line) => line.message === 'Server listening', 60_000);
+      return server;
+    },
+    async close() {
+      for (const server of servers) server.kill();
+      await Promise.all(servers.map((s) => s.exited));
+      await reader.destroy();
+      await db.drop();
     },
   };
 }

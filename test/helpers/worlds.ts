@@ -20,3 +20,12 @@ export function worldsCopy(
   }
   return dir;
 }
+
+/** Adds NPCs standing in Heron Yard's wash-house to a copy's Emberwick, each with the script `source` (written as scripts/<file>). */
+export function withScriptedNpcs(worlds: string, npcs: Record<string, string>, file: string, source: string): void {
+  const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
+  const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
+  for (const [id, name] of Object.entries(npcs)) zone.npcs[id] = { id, name, description: 'It keeps to its script.', room: 'wash_house', script: `scripts/${file}` };
+  writeFileSync(zoneFile, JSON.stringify(zone));
+  writeFileSync(path.join(worlds, 'emberwick', 'scripts', file), source);
+}

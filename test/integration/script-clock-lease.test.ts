@@ -7,12 +7,10 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import knexFactory, { type Knex } from 'knex';
+import { rmSync } from 'node:fs';
 import { startTestServer, usePostgres, type TestServer } from '../helpers/test-server.ts';
-import { startCliServer, throwAwayDatabase, type CliServer, type LogLine } from '../helpers/cli-server.ts';
-import { worldsCopy } from '../helpers/worlds.ts';
+import { instancesOn, type CliServer, type Instances, type LogLine } from '../helpers/cli-server.ts';
+import { withScriptedNpcs, worldsCopy } from '../helpers/worlds.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 
@@ -30,11 +28,7 @@ describe('one holder per world clock (PostgreSQL)', function () {
   before(async function () {
     if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     worlds = worldsCopy({});
-    const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
-    const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
-    zone.npcs.tally = { id: 'tally', name: 'Tally', description: 'It counts.', room: 'wash_house', script: 'scripts/tally.js' };
-    writeFileSync(zoneFile, JSON.stringify(zone));
-    writeFileSync(path.join(worlds, 'emberwick', 'scripts', 'tally.js'), 'function onLoad() { every(2, "tick"); }\nfunction tick() { state.n = (state.n || 0) + 1; self.emote("counts " + state.n + "."); }\n');
+    withScriptedNpcs(worlds, { tally: 'Tally' }, 'tally.js', 'function onLoad() { every(2, "tick"); }\nfunction tick() { state.n = (state.n || 0) + 1; self.emote("counts " + state.n + "."); }\n');
     a = await startTestServer({ env: { MUD_WORLDS_ROOT: worlds } });
     // A second instance on the same database and the same (test) time.
     b = await startTestServer({ env: { MUD_WORLDS_ROOT: worlds }, shareDatabaseWith: a, clock: a.clock });
@@ -79,42 +73,28 @@ describe('a slow world and a dead holder, with mud-server processes (PostgreSQL)
   this.timeout(240_000);
   const SLOW = 150;
   let worlds = '';
-  let db: { url: string; drop: () => Promise<void> } | null = null;
-  let reader: Knex | null = null;
-  const servers: CliServer[] = [];
+  let instances: Instances | null = null;
 
   before(async function () {
     if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     worlds = worldsCopy({});
-    const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
-    const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
-    for (let i = 0; i < SLOW; i++) zone.npcs[`slow_${i}`] = { id: `slow_${i}`, name: `Slow ${i}`, description: 'Takes its time.', room: 'wash_house', script: 'scripts/slow.js' };
-    writeFileSync(zoneFile, JSON.stringify(zone));
     // 40 ms of busy waiting, within the 50 ms of CPU a run may take: 150 of them outlast the 5 s lease.
-    writeFileSync(path.join(worlds, 'emberwick', 'scripts', 'slow.js'), 'function onLoad() {\n  const end = Date.now() + 40;\n  while (Date.now() < end) {}\n  state.loads = (state.loads || 0) + 1;\n}\n');
-    db = await throwAwayDatabase();
-    reader = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 2 } });
+    withScriptedNpcs(worlds, Object.fromEntries(Array.from({ length: SLOW }, (_, i) => [`slow_${i}`, `Slow ${i}`])), 'slow.js', 'function onLoad() {\n  const end = Date.now() + 40;\n  while (Date.now() < end) {}\n  state.loads = (state.loads || 0) + 1;\n}\n');
+    instances = await instancesOn(worlds);
   });
   after(async () => {
-    for (const server of servers) server.kill();
-    await Promise.all(servers.map((s) => s.exited));
-    await reader?.destroy();
-    await db?.drop();
+    await instances?.close();
     if (worlds) rmSync(worlds, { recursive: true, force: true });
   });
 
-  const serve = async (): Promise<CliServer> => {
-    const server = startCliServer(['serve'], { DATABASE_URL: db!.url, MUD_WORLDS_ROOT: worlds, MUD_LOG_LEVEL: 'info' });
-    servers.push(server);
-    await server.waitFor((line) => line.message === 'Server listening', 60_000);
-    return server;
-  };
+  const serve = (): Promise<CliServer> => instances!.serve();
+  const servers = (): CliServer[] => instances!.servers;
   const clockRow = async (): Promise<{ holder: string; lease_until: number }> => {
-    const row = await reader!('world_clocks').where({ world_id: 'emberwick' }).first('holder', 'lease_until');
+    const row = await instances!.reader('world_clocks').where({ world_id: 'emberwick' }).first('holder', 'lease_until');
     return { holder: String(row.holder), lease_until: Number(row.lease_until) };
   };
   const loads = async (): Promise<number[]> =>
-    (await reader!('script_state').where({ world_id: 'emberwick' }).andWhere('owner', 'like', 'npc:slow_%').select('state')).map((r: { state: string }) => Number(JSON.parse(r.state).loads));
+    (await instances!.reader('script_state').where({ world_id: 'emberwick' }).andWhere('owner', 'like', 'npc:slow_%').select('state')).map((r: { state: string }) => Number(JSON.parse(r.state).loads));
   const until = (epochMs: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.max(0, epochMs - Date.now())));
 
   it('loads a world whose onLoads outlast the lease once, on one holder', async () => {
@@ -123,12 +103,12 @@ describe('a slow world and a dead holder, with mud-server processes (PostgreSQL)
     await eventually(async () => expect(await loads()).to.have.length(SLOW), 120_000);
     // Loaded: had the holder lost its lease meanwhile, another would take it within the lease and a couple of ticks.
     await until((await clockRow()).lease_until + 2 * TICK_MS);
-    expect(servers.flatMap((s) => s.lines.filter(holding)), 'instances that took the clock').to.have.length(1);
+    expect(servers().flatMap((s) => s.lines.filter(holding)), 'instances that took the clock').to.have.length(1);
     expect(new Set(await loads())).to.deep.equal(new Set([1]));
   });
 
   it('hands the clock on once a killed holder\u2019s lease has run out, and a couple of ticks', async () => {
-    const held = servers.find((s) => s.lines.some(holding))!;
+    const held = servers().find((s) => s.lines.some(holding))!;
     const live = await clockRow();
     expect(live.lease_until - Date.now(), 'lease past the holder\u2019s time').to.be.at.most(PROMISED_LEASE_MS);
     held.kill();
@@ -138,6 +118,6 @@ describe('a slow world and a dead holder, with mud-server processes (PostgreSQL)
     const next = await clockRow();
     expect(next.holder, 'the clock\u2019s holder').to.not.equal(dead.holder);
     expect(next.lease_until).to.be.above(dead.lease_until);
-    expect(servers.find((s) => s !== held)!.lines.some(holding)).to.equal(true);
+    expect(servers().find((s) => s !== held)!.lines.some(holding)).to.equal(true);
   });
 });

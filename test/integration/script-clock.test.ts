@@ -7,12 +7,10 @@
  */
 import { describe, it, before, after } from 'mocha';
 import { expect } from 'chai';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import knexFactory, { type Knex } from 'knex';
+import { rmSync } from 'node:fs';
 import { usePostgres } from '../helpers/test-server.ts';
-import { startCliServer, throwAwayDatabase, type CliServer } from '../helpers/cli-server.ts';
-import { worldsCopy } from '../helpers/worlds.ts';
+import { instancesOn, type CliServer, type Instances } from '../helpers/cli-server.ts';
+import { withScriptedNpcs, worldsCopy } from '../helpers/worlds.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { ON_POSTGRESQL, skipBecause } from '../helpers/needs.ts';
 
@@ -21,39 +19,24 @@ const COUNTER = 'function onLoad() { every(2, "tick"); }\nfunction tick() { stat
 describe('script timers across instances killed one by one (PostgreSQL)', function () {
   this.timeout(180_000);
   let worlds = '';
-  let db: { url: string; drop: () => Promise<void> } | null = null;
-  let reader: Knex | null = null;
-  const servers: CliServer[] = [];
+  let instances: Instances | null = null;
 
   before(async function () {
     if (!usePostgres) skipBecause(this, ON_POSTGRESQL);
     worlds = worldsCopy({});
-    const zoneFile = path.join(worlds, 'emberwick', 'zones', 'heron_yard.json');
-    const zone = JSON.parse(readFileSync(zoneFile, 'utf8')) as { npcs: Record<string, unknown> };
-    zone.npcs.counter = { id: 'counter', name: 'The Counter', description: 'It counts.', room: 'wash_house', script: 'scripts/counter.js' };
-    writeFileSync(zoneFile, JSON.stringify(zone));
-    writeFileSync(path.join(worlds, 'emberwick', 'scripts', 'counter.js'), COUNTER);
-    db = await throwAwayDatabase();
-    reader = knexFactory({ client: 'pg', connection: db.url, pool: { min: 0, max: 2 } });
+    withScriptedNpcs(worlds, { counter: 'The Counter' }, 'counter.js', COUNTER);
+    instances = await instancesOn(worlds);
   });
   after(async () => {
-    for (const server of servers) server.kill();
-    await Promise.all(servers.map((s) => s.exited));
-    await reader?.destroy();
-    await db?.drop();
+    await instances?.close();
     if (worlds) rmSync(worlds, { recursive: true, force: true });
   });
 
-  const serve = async (): Promise<CliServer> => {
-    const server = startCliServer(['serve'], { DATABASE_URL: db!.url, MUD_WORLDS_ROOT: worlds, MUD_LOG_LEVEL: 'info' });
-    servers.push(server);
-    await server.waitFor((line) => line.message === 'Server listening', 60_000);
-    return server;
-  };
+  const serve = (): Promise<CliServer> => instances!.serve();
 
   /** The counts the NPC has said, in the order they were stored, and when. */
   const said = async (): Promise<Array<{ n: number; at: number }>> => {
-    const rows = await reader!('chat_messages').where({ npc_id: 'counter' }).orderBy('id').select('message', 'created_at');
+    const rows = await instances!.reader('chat_messages').where({ npc_id: 'counter' }).orderBy('id').select('message', 'created_at');
     return rows.map((r: { message: string; created_at: string | Date }) => ({ n: Number(/counts (\d+)\./.exec(r.message)?.[1]), at: new Date(r.created_at).getTime() }));
   };
   const counts = async (): Promise<number[]> => (await said()).map((s) => s.n);
@@ -102,7 +85,7 @@ describe('script timers across instances killed one by one (PostgreSQL)', functi
     const timeline = await said();
     const seconds = (timeline.at(-1)!.at - timeline[0]!.at) / 1000;
     expect(timeline.at(-1)!.n - timeline[0]!.n, `${seconds} s`).to.be.at.most(Math.floor(seconds / 2) + 2);
-    const state = await reader!('script_state').where({ owner: 'npc:counter' }).first();
+    const state = await instances!.reader('script_state').where({ owner: 'npc:counter' }).first();
     expect(JSON.parse(state.state).n).to.be.at.least(all.at(-1)!);
   });
 });
