@@ -6049,7 +6049,9 @@ export interface operations {
                      *         "items": [],
                      *         "more_items": 0,
                      *         "characters": [],
-                     *         "more_characters": 0
+                     *         "more_characters": 0,
+                     *         "npcs": [],
+                     *         "more_npcs": 0
                      *       }
                      *     }
                      */
