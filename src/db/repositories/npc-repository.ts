@@ -169,7 +169,7 @@ export class NpcRepository {
     return (await trx('script_timers').where(where).update({ due_at: timer.dueAt + missed * timer.periodMs })) === 1;
   }
 
-  /** A timer whose firing failed counts as fired, without its run: moved on as `fireTimer` moves it. */
+  /** A timer that counts as fired without its run (the run or the firing failed, or its script is suspended): moved on as `fireTimer` moves it. */
   async passTimer(worldId: string, timer: Timer, now: number): Promise<boolean> {
     return this.fireTimer(this.db, worldId, timer, now);
   }

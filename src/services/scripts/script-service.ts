@@ -203,7 +203,7 @@ export class ScriptService {
       case 'move':
         if (event.cause === 'walk' || event.cause === 'recall') {
           const who = { name: event.name, characterId: event.characterId };
-          await this.moved(event.worldId, who, event.from, event.to, this.chainOf(undefined));
+          await this.moved(event.worldId, who, event.from, event.to, this.begin());
         }
         return;
       case 'npc.move':
@@ -212,7 +212,7 @@ export class ScriptService {
       case 'item':
         if ((event.action === 'take' || event.action === 'drop') && event.characterId !== null && event.itemRowId !== undefined) {
           const owner = await this.itemOwner(event.worldId, event.itemRowId);
-          if (owner) this.wake(event.worldId, { owner, hook: event.action === 'take' ? 'onGet' : 'onDrop', args: [], chain: this.chainOf(undefined)!, at: { roomId: event.roomId, actor: { name: event.name!, characterId: event.characterId } } });
+          if (owner) this.wake(event.worldId, { owner, hook: event.action === 'take' ? 'onGet' : 'onDrop', args: [], chain: this.begin(), at: { roomId: event.roomId, actor: { name: event.name!, characterId: event.characterId } } });
         }
         return;
       case 'world.changed':
@@ -231,13 +231,13 @@ export class ScriptService {
    * happening is forgotten: it is spent), else a new happening (a player's action).
    */
   private chainOf(cause: ScriptCause | undefined): Chain | null {
-    if (!cause) return { happening: this.begin(), depth: 0, by: null };
+    if (!cause) return this.begin();
     const happening = this.happenings.get(cause.happening);
     return happening ? { happening, depth: cause.depth, by: cause.by } : null;
   }
 
-  /** A new happening with the whole budget. */
-  private begin(): Happening {
+  /** The chain of a new happening, with the whole budget. */
+  private begin(): Chain {
     const now = performance.now();
     for (const [id, old] of this.happenings) {
       if (now - old.startedAt < HAPPENING_MS && this.happenings.size < HAPPENINGS_KEPT) break;
@@ -245,7 +245,7 @@ export class ScriptService {
     }
     const happening = { id: ++this.lastHappening, runs: this.d.limits.runsPerHappening, lines: this.d.limits.linesPerHappening, refused: new Set<string>(), startedAt: now };
     this.happenings.set(happening.id, happening);
-    return happening;
+    return { happening, depth: 0, by: null };
   }
 
   /** Says, yells and emotes wake `onSay` of the NPCs, room and items where they are heard, but not of the script that made them. */
@@ -272,7 +272,7 @@ export class ScriptService {
   private async saved(worldId: string, key: string): Promise<void> {
     await this.d.npcs.clearFaults(worldId, key);
     const owner = await this.owner(worldId, key);
-    if (owner) this.wake(worldId, { owner, hook: 'onLoad', args: [], chain: { happening: this.begin(), depth: 0, by: null }, at: { roomId: await this.roomOf(worldId, owner), actor: null } });
+    if (owner) this.wake(worldId, { owner, hook: 'onLoad', args: [], chain: this.begin(), at: { roomId: await this.roomOf(worldId, owner), actor: null } });
   }
 
   /**
@@ -281,7 +281,7 @@ export class ScriptService {
    * scripts); when it answers false, another instance holds the clock and loading stops. Whether
    * every script loaded.
    */
-  async loadWorld(worldId: string, renew: () => Promise<boolean> = async () => true): Promise<boolean> {
+  async loadWorld(worldId: string, renew: () => Promise<boolean>): Promise<boolean> {
     const world = this.d.worlds.get(worldId);
     if (!world) return true;
     const packageScripted = [...world.items.values()].filter((item) => item.script).map((item) => item.id);
@@ -296,7 +296,7 @@ export class ScriptService {
         if (!(await renew())) return false;
         renewed = performance.now();
       }
-      await this.run(worldId, owner, 'onLoad', [], { happening: this.begin(), depth: 0, by: null }, { roomId: await this.roomOf(worldId, owner), actor: null });
+      await this.run(worldId, owner, 'onLoad', [], this.begin(), { roomId: await this.roomOf(worldId, owner), actor: null });
     }
     return true;
   }
@@ -311,7 +311,7 @@ export class ScriptService {
     const words = args.toLowerCase();
     const named = owners.filter((o) => o.kind !== 'room' && words !== '' && o.name.toLowerCase().includes(words));
     const rest = owners.filter((o) => !named.includes(o) && o.kind === 'room');
-    const chain = { happening: this.begin(), depth: 0, by: null };
+    const chain = this.begin();
     for (const owner of [...named, ...rest]) {
       const ran = await this.run(worldId, owner, 'onCommand', [verb, args], chain, { roomId, actor });
       if (ran?.outcome.ok && ran.outcome.returned === true) return ran.told.join('\n') || 'Done.';
@@ -326,7 +326,7 @@ export class ScriptService {
       await this.d.db.transaction((trx) => this.d.npcs.cancelTimer(trx, worldId, timer.owner, timer.name));
       return;
     }
-    await this.run(worldId, owner, timer.name, [], { happening: this.begin(), depth: 0, by: null }, { roomId: await this.roomOf(worldId, owner), actor: null }, { timer, now });
+    await this.run(worldId, owner, timer.name, [], this.begin(), { roomId: await this.roomOf(worldId, owner), actor: null }, { timer, now });
   }
 
   // --- the worlds' queues ---
@@ -480,14 +480,14 @@ export class ScriptService {
       const stored = await this.d.npcs.state(worldId, owner.key, now);
       if (stored.suspendedAt !== null) {
         // A suspended script's timer moves on rather than coming due at every tick.
-        if (timer) await this.advance(worldId, timer);
+        if (timer) await this.d.npcs.passTimer(worldId, timer.timer, timer.now);
         return null;
       }
       const ran = await this.execute(worldId, owner, hook, args, JSON.parse(stored.state) as ScriptState, at);
       if (!ran.outcome.ok) {
         this.count(ran.outcome.error.kind);
         // A failed run's timer still fires once: it is not tried again at every tick, starving the world's other timers.
-        if (timer) await this.advance(worldId, timer);
+        if (timer) await this.d.npcs.passTimer(worldId, timer.timer, timer.now);
         await this.faulted(worldId, owner, hook, ran.outcome.error);
         return ran;
       }
@@ -514,7 +514,7 @@ export class ScriptService {
         if (err instanceof StaleRun) return 'fired elsewhere';
         if (!(err instanceof TooManyTimers)) throw err;
         this.count('limit');
-        if (timer) await this.advance(worldId, timer);
+        if (timer) await this.d.npcs.passTimer(worldId, timer.timer, timer.now);
         await this.faulted(worldId, owner, hook, { kind: 'limit', message: `The world has more than ${this.d.limits.timersPerWorld} timers ([scripts] timers_per_world)`, line: null });
         return 'refused';
       });
@@ -525,11 +525,6 @@ export class ScriptService {
       return ran;
     }
     return null;
-  }
-
-  /** Fires a timer without its run's effects (the run failed, or its script is suspended). */
-  private async advance(worldId: string, timer: { timer: Timer; now: number }): Promise<void> {
-    await this.d.db.transaction((trx) => this.d.npcs.fireTimer(trx, worldId, timer.timer, timer.now));
   }
 
   /** One run in the sandbox, with the host API bound to what this run may see and do. */
